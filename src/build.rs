@@ -1,0 +1,212 @@
+//! Suffix array + text → BWT/Occ lines, superblock counts, C and the sampled
+//! suffix array (the conventions are in [`crate::fm`]). Every pass is split
+//! over Occ lines with rayon; the result does not depend on the thread count.
+
+use rayon::prelude::*;
+
+use crate::fm::{LINE_BASES, OccLine, SUPER_LINES};
+use crate::sa::Pos;
+
+/// The FM-index tables in owned vectors, ready to be written.
+#[derive(Debug)]
+pub struct FmParts<P> {
+    /// Row of `$` in `BWT'`.
+    pub primary: u64,
+    /// `C[0..5]`.
+    pub c: [u64; 5],
+    /// Interleaved BWT and counts.
+    pub occ: Vec<OccLine>,
+    /// Absolute counts per superblock.
+    pub sup: Vec<[u64; 4]>,
+    /// Sampled suffix array (`SA'[i]` for rows `i % rate == 0`).
+    pub ssa: Vec<P>,
+}
+
+/// Derives the FM-index tables from the text (codes 0..=3) and its suffix
+/// array (without the sentinel row). `sample_shift` is log2 of the SA
+/// sampling rate. Consumes the suffix array so that it is freed on return.
+pub fn fm_from_sa<P: Pos>(text: &[u8], sa: Vec<P>, sample_shift: u32) -> FmParts<P> {
+    let n = text.len() as u64;
+    assert_eq!(sa.len() as u64, n);
+    // Row i of SA' is n for i = 0, else sa[i - 1].
+    let primary = if n == 0 {
+        0
+    } else {
+        1 + sa
+            .par_iter()
+            .position_any(|&p| p.to_u64() == 0)
+            .expect("SA contains 0") as u64
+    };
+    // B[j] = BWT'[row], row = j + (j >= primary).
+    let b_at = |j: u64| -> u8 {
+        let row = j + (j >= primary) as u64;
+        let p = if row == 0 {
+            n
+        } else {
+            sa[row as usize - 1].to_u64()
+        };
+        text[p as usize - 1]
+    };
+    let lines = n / LINE_BASES + 1;
+    let mut occ: Vec<OccLine> = (0..lines)
+        .into_par_iter()
+        .map(|l| {
+            let mut line = OccLine::default();
+            let start = l * LINE_BASES;
+            let end = (start + LINE_BASES).min(n);
+            for j in start..end {
+                let r = j - start;
+                let c = b_at(j);
+                line.bits[(r / 32) as usize] |= (c as u64) << (2 * (r % 32));
+                line.counts[c as usize] += 1; // local count, made cumulative below
+            }
+            line
+        })
+        .collect();
+    // Local counts → counts before the line, relative to the superblock.
+    let mut sup = Vec::with_capacity((lines / SUPER_LINES + 1) as usize);
+    let mut total = [0u64; 4];
+    for (l, line) in occ.iter_mut().enumerate() {
+        if l as u64 % SUPER_LINES == 0 {
+            sup.push(total);
+        }
+        let base = sup.last().expect("pushed");
+        let local = line.counts;
+        for c in 0..4 {
+            line.counts[c] = (total[c] - base[c]) as u32;
+            total[c] += local[c] as u64;
+        }
+    }
+    let mut c = [0u64; 5];
+    c[0] = 1;
+    for k in 0..4 {
+        c[k + 1] = c[k] + total[k];
+    }
+    let samples = (n >> sample_shift) + 1;
+    let ssa = (0..samples)
+        .into_par_iter()
+        .map(|k| {
+            let row = k << sample_shift;
+            if row == 0 {
+                P::from_u64(n)
+            } else {
+                sa[row as usize - 1]
+            }
+        })
+        .collect();
+    FmParts {
+        primary,
+        c,
+        occ,
+        sup,
+        ssa,
+    }
+}
+
+/// Packs codes 0..=3 four to a byte, base `i` in bits `2*(i%4)` of byte `i/4`.
+pub fn pack(text: &[u8]) -> Vec<u8> {
+    text.par_chunks(4 * 4096)
+        .flat_map_iter(|chunk| {
+            chunk.chunks(4).map(|q| {
+                q.iter()
+                    .enumerate()
+                    .fold(0u8, |acc, (k, &c)| acc | (c << (2 * k)))
+            })
+        })
+        .collect()
+}
+
+/// Base `i` of a packed text.
+#[inline]
+pub fn packed_base(pac: &[u8], i: u64) -> u8 {
+    (pac[(i / 4) as usize] >> (2 * (i % 4))) & 3
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fm::{FmIndex, Ssa};
+    use crate::sa::{SaAlgorithm, build, naive};
+    use proptest::prelude::*;
+
+    fn view<'a>(parts: &'a FmParts<u32>, n: u64, shift: u32) -> FmIndex<'a> {
+        FmIndex {
+            n,
+            primary: parts.primary,
+            c: parts.c,
+            occ: &parts.occ,
+            sup: &parts.sup,
+            ssa: Ssa::U32(&parts.ssa),
+            sample_shift: shift,
+        }
+    }
+
+    /// BWT', rank and locate against direct computation from the naive SA.
+    fn check(text: &[u8], shift: u32) {
+        let n = text.len() as u64;
+        let sa = build::<u32>(text, SaAlgorithm::Auto, 2).unwrap();
+        let parts = fm_from_sa(text, sa, shift);
+        let fm = view(&parts, n, shift);
+        let mut full = vec![n];
+        full.extend(naive(text));
+        let bwt: Vec<Option<u8>> = full
+            .iter()
+            .map(|&p| {
+                if p == 0 {
+                    None
+                } else {
+                    Some(text[p as usize - 1])
+                }
+            })
+            .collect();
+        let mut counts = [0u64; 4];
+        for i in 0..=n {
+            for c in 0..4u8 {
+                assert_eq!(
+                    fm.rank(c, i),
+                    counts[c as usize],
+                    "rank({c},{i}) of {text:?}"
+                );
+            }
+            assert_eq!(fm.bwt(i), bwt[i as usize]);
+            if let Some(c) = bwt[i as usize] {
+                counts[c as usize] += 1;
+            }
+            assert_eq!(fm.locate(i), full[i as usize], "locate({i})");
+        }
+        for c in 0..4u8 {
+            assert_eq!(fm.rank(c, n + 1), counts[c as usize]);
+        }
+    }
+
+    #[test]
+    fn small_and_boundary_sizes() {
+        for n in [0usize, 1, 2, 3, 191, 192, 193, 383, 384, 385, 1000] {
+            let text: Vec<u8> = (0..n)
+                .map(|i| ((i * 2654435761usize) >> 7) as u8 & 3)
+                .collect();
+            for shift in [0, 1, 3, 5] {
+                check(&text, shift);
+            }
+        }
+        check(&[0; 500], 4);
+        check(&[3; 400], 2);
+    }
+
+    proptest! {
+        #[test]
+        fn random_texts(text in proptest::collection::vec(0u8..4, 0..800), shift in 0u32..6) {
+            check(&text, shift);
+        }
+    }
+
+    #[test]
+    fn pack_round_trip() {
+        let text: Vec<u8> = (0..100_003).map(|i| (i % 7 % 4) as u8).collect();
+        let pac = pack(&text);
+        assert_eq!(pac.len(), text.len().div_ceil(4));
+        for (i, &c) in text.iter().enumerate() {
+            assert_eq!(packed_base(&pac, i as u64), c);
+        }
+    }
+}

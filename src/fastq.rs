@@ -1,0 +1,216 @@
+//! FASTQ (or FASTA) reads in batches sized by bases. A batch keeps all its
+//! reads in one flat buffer, so parsing allocates per batch, not per read.
+
+use std::io::Read;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use needletail::FastxReader;
+
+use crate::error::{Error, Result};
+use crate::sam::ReadView;
+
+/// One read inside a [`Batch`]'s buffer.
+#[derive(Clone, Debug)]
+struct Rec {
+    name: Range<usize>,
+    seq: Range<usize>,
+    qual: Option<Range<usize>>,
+}
+
+/// A batch of reads.
+#[derive(Debug, Default)]
+pub struct Batch {
+    data: Vec<u8>,
+    recs: Vec<Rec>,
+    bases: usize,
+}
+
+impl Batch {
+    /// Number of reads.
+    pub fn len(&self) -> usize {
+        self.recs.len()
+    }
+
+    /// Whether the batch has no reads.
+    pub fn is_empty(&self) -> bool {
+        self.recs.is_empty()
+    }
+
+    /// Number of bases.
+    pub fn bases(&self) -> usize {
+        self.bases
+    }
+
+    /// Read `i`.
+    pub fn get(&self, i: usize) -> ReadView<'_> {
+        let r = &self.recs[i];
+        ReadView {
+            name: &self.data[r.name.clone()],
+            seq: &self.data[r.seq.clone()],
+            qual: r.qual.clone().map(|q| &self.data[q]),
+        }
+    }
+
+    fn push(&mut self, id: &[u8], seq: &[u8], qual: Option<&[u8]>) {
+        let name_len = id
+            .iter()
+            .position(|b| b.is_ascii_whitespace())
+            .unwrap_or(id.len());
+        let mut put = |b: &[u8]| {
+            let s = self.data.len();
+            self.data.extend_from_slice(b);
+            s..self.data.len()
+        };
+        let name = put(&id[..name_len]);
+        let seq_r = put(seq);
+        let qual = qual.map(&mut put);
+        self.bases += seq.len();
+        self.recs.push(Rec {
+            name,
+            seq: seq_r,
+            qual,
+        });
+    }
+}
+
+/// Reads from a FASTQ or FASTA file (plain or gzip), or stdin for `-`.
+pub struct ReadSource {
+    path: PathBuf,
+    parser: Option<Box<dyn FastxReader>>,
+    reads: u64,
+}
+
+impl ReadSource {
+    /// Opens `path` (`-` is stdin). An empty input has no reads.
+    pub fn open(path: &Path) -> Result<ReadSource> {
+        if path.as_os_str() == "-" {
+            Self::from_reader(std::io::stdin(), path)
+        } else {
+            let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+            Self::from_reader(f, path)
+        }
+    }
+
+    /// Reads from any reader; `path` names it in messages.
+    pub fn from_reader<R: Read + Send + 'static>(mut reader: R, path: &Path) -> Result<ReadSource> {
+        let mut first = [0u8; 1];
+        let got = loop {
+            match reader.read(&mut first) {
+                Ok(k) => break k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Error::io(path, e)),
+            }
+        };
+        let parser = if got == 0 {
+            None
+        } else {
+            let chained = std::io::Cursor::new(first).chain(reader);
+            match needletail::parse_fastx_reader(chained) {
+                Ok(p) => Some(p),
+                // A gzip stream that decompresses to nothing: no reads.
+                Err(e)
+                    if e.kind == needletail::errors::ParseErrorKind::EmptyFile
+                        && first[0] == 0x1f =>
+                {
+                    None
+                }
+                Err(e) => return Err(Error::input(path, read_parse_message(&e))),
+            }
+        };
+        Ok(ReadSource {
+            path: path.into(),
+            parser,
+            reads: 0,
+        })
+    }
+
+    /// The next batch of at least one read and about `max_bases` bases, or
+    /// `None` at the end of the input.
+    pub fn next_batch(&mut self, max_bases: usize) -> Result<Option<Batch>> {
+        let Some(parser) = self.parser.as_mut() else {
+            return Ok(None);
+        };
+        let mut batch = Batch::default();
+        while batch.bases < max_bases || batch.is_empty() {
+            let Some(rec) = parser.next() else { break };
+            let rec = rec.map_err(|e| Error::input(&self.path, read_parse_message(&e)))?;
+            self.reads += 1;
+            let seq = rec.raw_seq();
+            let qual = rec.qual();
+            if rec.format() == needletail::parser::Format::Fasta && seq.contains(&b'\n') {
+                batch.push(rec.id(), &rec.seq(), qual);
+            } else {
+                batch.push(rec.id(), seq, qual);
+            }
+        }
+        Ok((!batch.is_empty()).then_some(batch))
+    }
+}
+
+/// needletail's error → a message with line and record.
+fn read_parse_message(e: &needletail::errors::ParseError) -> String {
+    use needletail::errors::ParseErrorKind as K;
+    let at = &e.position;
+    match e.kind {
+        K::Io => format!(
+            "read error (truncated or damaged compressed file?): {}",
+            e.msg
+        ),
+        K::UnknownFormat => "not a FASTQ or FASTA file (first byte is neither '@' nor '>')".into(),
+        K::EmptyFile => "not a FASTQ or FASTA file".into(),
+        K::UnexpectedEnd => format!("truncated record ({at})"),
+        K::UnequalLengths => format!("quality and sequence lengths differ ({at})"),
+        K::InvalidSeparator => format!("{} ({at})", e.msg.replace("'\\", "'")),
+        K::InvalidStart => format!("{} ({at})", e.msg),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(s: &'static [u8]) -> ReadSource {
+        ReadSource::from_reader(s, Path::new("r.fq")).unwrap()
+    }
+
+    #[test]
+    fn batches_by_bases() {
+        let mut src = source(b"@a x\nACGT\n+\nIIII\n@b\nAC\n+\nII\n@c\nA\n+\nI\n");
+        let b1 = src.next_batch(5).unwrap().unwrap();
+        assert_eq!(b1.len(), 2);
+        assert_eq!(b1.get(0).name, b"a");
+        assert_eq!(b1.get(1).qual, Some(&b"II"[..]));
+        let b2 = src.next_batch(5).unwrap().unwrap();
+        assert_eq!(b2.len(), 1);
+        assert!(src.next_batch(5).unwrap().is_none());
+    }
+
+    #[test]
+    fn empty_input_has_no_reads() {
+        assert!(source(b"").next_batch(10).unwrap().is_none());
+    }
+
+    #[test]
+    fn bad_records_name_the_line() {
+        for (input, needle) in [
+            (&b"@a\nACGT\n+\nIII\n"[..], "lengths differ"),
+            (b"@a\nACGT\nIIII\n", "'+'"),
+            (b"@a\nACGT\n+\nIIII\n@b\nAC", "truncated"),
+            (b"xyz", "not a FASTQ"),
+        ] {
+            let mut src = match ReadSource::from_reader(input, Path::new("r.fq")) {
+                Ok(s) => s,
+                Err(e) => {
+                    assert!(e.to_string().contains(needle), "{e}");
+                    continue;
+                }
+            };
+            let e = src.next_batch(100).unwrap_err().to_string();
+            assert!(
+                e.starts_with("r.fq: ") && e.contains(needle),
+                "{input:?}: {e}"
+            );
+        }
+    }
+}

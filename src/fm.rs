@@ -1,0 +1,237 @@
+//! The FM-index over borrowed slices: C, the BWT interleaved with occurrence
+//! counts in 64-byte lines, and the sampled suffix array.
+//!
+//! Conventions (after bwa's `bwt.h`): the text `T` of length `n` gets a
+//! virtual sentinel `$` at `T[n]`, smaller than every base. The full suffix
+//! array `SA'` has `n + 1` rows, `SA'[0] = n`. `BWT'[i] = T[SA'[i] - 1]`, and
+//! `$` at the row `primary` where `SA'[primary] = 0`. The stored BWT `B` is
+//! `BWT'` with the `$` removed (`n` bases, 2 bits each), so row `i` maps to
+//! `B[i - (i > primary)]`.
+//!
+//! Occ layout: one [`OccLine`] of 64 bytes (one cache line) per 192 bases of
+//! `B`: four `u32` counts of A, C, G, T in `B` before the line, relative to
+//! the line's superblock, then the line's 192 bases in six `u64` words (32
+//! bases each, least significant bits first). 64 / 192 = 0.33 bytes per base.
+//! A superblock covers `2^24` lines (3.2 G bases, so the `u32` counts never
+//! overflow); its four `u64` absolute counts sit in a separate small table
+//! that stays in cache. A rank query reads one Occ line.
+
+use bytemuck::{Pod, Zeroable};
+
+/// Bases per Occ line.
+pub const LINE_BASES: u64 = 192;
+/// Occ lines per superblock.
+pub const SUPER_LINES: u64 = 1 << 24;
+
+/// One 64-byte line of the interleaved BWT/Occ.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C, align(64))]
+pub struct OccLine {
+    /// Counts of A, C, G, T in `B` before this line, minus the superblock's.
+    pub counts: [u32; 4],
+    /// 192 bases, 2 bits each, 32 per word, least significant first.
+    pub bits: [u64; 6],
+}
+
+const LOW: u64 = 0x5555_5555_5555_5555;
+/// Each code repeated over a word.
+const PATTERN: [u64; 4] = [0, LOW, LOW << 1, u64::MAX];
+
+/// Occurrences of `c` among the first `k` (0..=32) bases of `w`.
+#[inline(always)]
+fn count_prefix(w: u64, c: u8, k: u32) -> u64 {
+    let y = w ^ PATTERN[c as usize];
+    let differ = (y | (y >> 1)) & LOW;
+    let mask = if k >= 32 {
+        LOW
+    } else {
+        ((1u64 << (2 * k)) - 1) & LOW
+    };
+    (k - (differ & mask).count_ones()) as u64
+}
+
+impl OccLine {
+    /// Occurrences of `c` among the first `r` (0..192) bases of this line.
+    #[inline(always)]
+    pub fn count_before(&self, c: u8, r: u32) -> u64 {
+        let full = (r / 32) as usize;
+        let mut sum = 0;
+        for &w in &self.bits[..full] {
+            sum += count_prefix(w, c, 32);
+        }
+        if full < 6 {
+            sum += count_prefix(self.bits[full], c, r % 32);
+        }
+        sum
+    }
+
+    /// The base at offset `r` (0..192).
+    #[inline(always)]
+    pub fn base(&self, r: u32) -> u8 {
+        ((self.bits[(r / 32) as usize] >> (2 * (r % 32))) & 3) as u8
+    }
+}
+
+/// The sampled suffix array, in the width the index was built with.
+#[derive(Clone, Copy, Debug)]
+pub enum Ssa<'a> {
+    /// Texts of fewer than 2^32 bases.
+    U32(&'a [u32]),
+    /// Larger texts (or a forced 64-bit build).
+    U64(&'a [u64]),
+}
+
+impl Ssa<'_> {
+    #[inline]
+    fn get(&self, k: usize) -> u64 {
+        match self {
+            Ssa::U32(s) => s[k] as u64,
+            Ssa::U64(s) => s[k],
+        }
+    }
+
+    /// Number of samples.
+    pub fn len(&self) -> usize {
+        match self {
+            Ssa::U32(s) => s.len(),
+            Ssa::U64(s) => s.len(),
+        }
+    }
+
+    /// Whether there are no samples.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A half-open range of suffix-array rows: the suffixes prefixed by a pattern.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Interval {
+    /// First row.
+    pub lo: u64,
+    /// One past the last row.
+    pub hi: u64,
+}
+
+impl Interval {
+    /// Number of rows (occurrences).
+    pub fn len(&self) -> u64 {
+        self.hi - self.lo
+    }
+
+    /// Whether the pattern does not occur.
+    pub fn is_empty(&self) -> bool {
+        self.hi <= self.lo
+    }
+}
+
+/// An FM-index borrowing its tables (from an mmap or from owned vectors).
+#[derive(Clone, Copy, Debug)]
+pub struct FmIndex<'a> {
+    /// Text length (without the sentinel).
+    pub n: u64,
+    /// Row whose BWT symbol is `$`.
+    pub primary: u64,
+    /// `C[c]`: rows whose suffix starts with a symbol smaller than `c`
+    /// (the `$` row included); `C[4] = n + 1`.
+    pub c: [u64; 5],
+    /// Interleaved BWT and counts.
+    pub occ: &'a [OccLine],
+    /// Absolute counts at each superblock.
+    pub sup: &'a [[u64; 4]],
+    /// `SA'[i]` for every row `i` that is a multiple of the sampling rate.
+    pub ssa: Ssa<'a>,
+    /// log2 of the sampling rate.
+    pub sample_shift: u32,
+}
+
+impl FmIndex<'_> {
+    /// Position in `B` of row `i`.
+    #[inline(always)]
+    fn b_pos(&self, i: u64) -> u64 {
+        i - (i > self.primary) as u64
+    }
+
+    /// Occurrences of `c` in `BWT'[0..i)`, `i` in `0..=n+1`.
+    #[inline(always)]
+    pub fn rank(&self, c: u8, i: u64) -> u64 {
+        let j = self.b_pos(i);
+        let l = j / LINE_BASES;
+        let line = &self.occ[l as usize];
+        self.sup[(l / SUPER_LINES) as usize][c as usize]
+            + line.counts[c as usize] as u64
+            + line.count_before(c, (j % LINE_BASES) as u32)
+    }
+
+    /// `BWT'[i]`, or `None` at the `$` row.
+    #[inline]
+    pub fn bwt(&self, i: u64) -> Option<u8> {
+        if i == self.primary {
+            return None;
+        }
+        let j = self.b_pos(i);
+        Some(self.occ[(j / LINE_BASES) as usize].base((j % LINE_BASES) as u32))
+    }
+
+    /// LF mapping of a row other than `primary`: the row of the suffix one
+    /// position to the left.
+    #[inline(always)]
+    pub fn lf(&self, i: u64) -> u64 {
+        let j = self.b_pos(i);
+        let l = j / LINE_BASES;
+        let line = &self.occ[l as usize];
+        let r = (j % LINE_BASES) as u32;
+        let c = line.base(r);
+        self.c[c as usize]
+            + self.sup[(l / SUPER_LINES) as usize][c as usize]
+            + line.counts[c as usize] as u64
+            + line.count_before(c, r)
+    }
+
+    /// All rows (the empty pattern).
+    pub fn full(&self) -> Interval {
+        Interval {
+            lo: 0,
+            hi: self.n + 1,
+        }
+    }
+
+    /// One backward-search step: prepend `c` to the pattern of `iv`.
+    #[inline(always)]
+    pub fn extend(&self, iv: Interval, c: u8) -> Interval {
+        let base = self.c[c as usize];
+        Interval {
+            lo: base + self.rank(c, iv.lo),
+            hi: base + self.rank(c, iv.hi),
+        }
+    }
+
+    /// Rows of the suffixes prefixed by `pattern` (codes 0..=3). The rows
+    /// include only real suffixes: the `$` row never matches a non-empty
+    /// pattern. Also returns the LF steps taken.
+    pub fn backward_search(&self, pattern: &[u8]) -> Interval {
+        let mut iv = self.full();
+        for &c in pattern.iter().rev() {
+            iv = self.extend(iv, c);
+            if iv.is_empty() {
+                break;
+            }
+        }
+        iv
+    }
+
+    /// `SA'[i]`: the text position of row `i`, by LF-walking to a sampled row.
+    #[inline]
+    pub fn locate(&self, mut i: u64) -> u64 {
+        let mask = (1u64 << self.sample_shift) - 1;
+        let mut steps = 0;
+        while i & mask != 0 {
+            if i == self.primary {
+                return steps;
+            }
+            i = self.lf(i);
+            steps += 1;
+        }
+        self.ssa.get((i >> self.sample_shift) as usize) + steps
+    }
+}

@@ -1,0 +1,516 @@
+//! Build orchestration (reference → suffix array → FM tables → `.fmi`) and
+//! the validated, memory-mapped [`Index`]. The byte layout is specified in
+//! `index_format/SPEC.md`; the container (header, section table, CRCs) is the
+//! `fmalign-index-format` crate, the section contents are encoded here.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use fmalign_index_format::{self as format, SectionId};
+
+use crate::build::{FmParts, fm_from_sa, pack};
+use crate::error::{Error, Result};
+use crate::fm::{FmIndex, LINE_BASES, OccLine, SUPER_LINES, Ssa};
+use crate::reference::{Contig, Hole, Layout, Reference};
+use crate::sa::{self, Pos, SaAlgorithm};
+use crate::segments::Segments;
+
+/// Options of `fmalign index`.
+#[derive(Clone, Debug)]
+pub struct IndexConfig {
+    /// Worker threads.
+    pub threads: usize,
+    /// Suffix-array construction.
+    pub sa: SaAlgorithm,
+    /// Keep every K-th suffix-array row (a power of two).
+    pub sa_sample: u32,
+    /// Store 64-bit positions even when 32 bits would do (tests the >4 Gbp path).
+    pub wide: bool,
+}
+
+/// Default SA sampling rate; chosen by measuring locate speed against index
+/// size on chr20 (docs/BENCHMARKS.md).
+pub const DEFAULT_SA_SAMPLE: u32 = 32;
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        IndexConfig {
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            sa: SaAlgorithm::Auto,
+            sa_sample: DEFAULT_SA_SAMPLE,
+            wide: false,
+        }
+    }
+}
+
+/// Texts of at least this many bases store 64-bit positions.
+pub const WIDE_THRESHOLD: u64 = u32::MAX as u64;
+
+const META_LEN: usize = 128;
+const CONTIG_LEN: usize = 48;
+const HOLE_LEN: usize = 24;
+/// Header flag: positions are 64-bit.
+const FLAG_WIDE: u32 = 1;
+
+/// Decoded META section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Meta {
+    /// Unambiguous bases in the text.
+    pub text_len: u64,
+    /// Row of `$`.
+    pub primary: u64,
+    /// Sum of contig lengths (ambiguous bases included).
+    pub ref_len: u64,
+    /// Number of contigs.
+    pub contigs: u64,
+    /// Number of ambiguous runs.
+    pub holes: u64,
+    /// SA sampling rate.
+    pub sa_sample: u32,
+    /// Bytes per stored position (4 or 8).
+    pub pos_bytes: u32,
+    /// `C[0..5]`.
+    pub c: [u64; 5],
+}
+
+impl Meta {
+    fn encode(&self) -> Vec<u8> {
+        let mut m = Vec::with_capacity(META_LEN);
+        for x in [
+            self.text_len,
+            self.primary,
+            self.ref_len,
+            self.contigs,
+            self.holes,
+        ] {
+            m.extend_from_slice(&x.to_le_bytes());
+        }
+        m.extend_from_slice(&self.sa_sample.to_le_bytes());
+        m.extend_from_slice(&self.pos_bytes.to_le_bytes());
+        for x in self.c {
+            m.extend_from_slice(&x.to_le_bytes());
+        }
+        m.extend_from_slice(&(LINE_BASES as u32).to_le_bytes());
+        m.extend_from_slice(&(SUPER_LINES as u32).to_le_bytes());
+        m.resize(META_LEN, 0);
+        m
+    }
+
+    fn decode(b: &[u8]) -> std::result::Result<Meta, String> {
+        if b.len() != META_LEN {
+            return Err(format!(
+                "meta section has {} bytes, expected {META_LEN}",
+                b.len()
+            ));
+        }
+        let u64_at = |k: usize| u64::from_le_bytes(b[k..k + 8].try_into().expect("8"));
+        let u32_at = |k: usize| u32::from_le_bytes(b[k..k + 4].try_into().expect("4"));
+        if u32_at(88) as u64 != LINE_BASES || u32_at(92) as u64 != SUPER_LINES {
+            return Err("unsupported Occ line geometry".into());
+        }
+        if b[96..].iter().any(|&x| x != 0) {
+            return Err("reserved meta bytes are not zero".into());
+        }
+        Ok(Meta {
+            text_len: u64_at(0),
+            primary: u64_at(8),
+            ref_len: u64_at(16),
+            contigs: u64_at(24),
+            holes: u64_at(32),
+            sa_sample: u32_at(40),
+            pos_bytes: u32_at(44),
+            c: [u64_at(48), u64_at(56), u64_at(64), u64_at(72), u64_at(80)],
+        })
+    }
+}
+
+/// Timings and sizes of a build, for the log.
+#[derive(Clone, Debug, Default)]
+pub struct BuildReport {
+    /// Seconds spent in suffix sorting.
+    pub sa_seconds: f64,
+    /// Seconds spent deriving BWT, Occ and sampled SA.
+    pub fm_seconds: f64,
+    /// Bytes written.
+    pub file_bytes: u64,
+}
+
+/// Builds the index of `reference` and writes it to `out` (through a
+/// temporary file renamed at the end, so that no partial file ever carries
+/// the final name).
+pub fn build_and_write(reference: Reference, cfg: &IndexConfig, out: &Path) -> Result<BuildReport> {
+    build_with(reference, cfg, &mut |flags, sections| {
+        write_atomically(out, |w| format::write(w, flags, sections))
+    })
+}
+
+/// Receives the header flags and the encoded sections, writes them, returns
+/// the byte count.
+type Sink<'s> = dyn FnMut(u32, &[&[u8]]) -> Result<u64> + 's;
+
+fn build_with(reference: Reference, cfg: &IndexConfig, sink: &mut Sink<'_>) -> Result<BuildReport> {
+    if !cfg.sa_sample.is_power_of_two() || cfg.sa_sample > 1 << 16 {
+        return Err(Error::Usage(format!(
+            "--sa-sample {} must be a power of two from 1 to 65536",
+            cfg.sa_sample
+        )));
+    }
+    let wide = cfg.wide || reference.text.len() as u64 >= WIDE_THRESHOLD;
+    if wide {
+        build_typed::<u64>(reference, cfg, sink)
+    } else {
+        build_typed::<u32>(reference, cfg, sink)
+    }
+}
+
+fn build_typed<P: Pos>(
+    reference: Reference,
+    cfg: &IndexConfig,
+    sink: &mut Sink<'_>,
+) -> Result<BuildReport> {
+    let Reference { layout, text, .. } = reference;
+    let shift = cfg.sa_sample.trailing_zeros();
+    let mut report = BuildReport::default();
+    let t = Instant::now();
+    let sa = sa::build::<P>(&text, cfg.sa, cfg.threads)?;
+    report.sa_seconds = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let parts = fm_from_sa(&text, sa, shift);
+    let pac = pack(&text);
+    let n = text.len() as u64;
+    drop(text);
+    report.fm_seconds = t.elapsed().as_secs_f64();
+    report.file_bytes = write_sections(sink, &layout, n, cfg.sa_sample, &parts, &pac)?;
+    Ok(report)
+}
+
+fn encode_layout(layout: &Layout) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+    let mut contigs = Vec::with_capacity(layout.contigs.len() * CONTIG_LEN);
+    let mut names = Vec::new();
+    for c in &layout.contigs {
+        for x in [
+            names.len() as u64,
+            c.name.len() as u64,
+            c.len,
+            c.text_offset,
+        ] {
+            contigs.extend_from_slice(&x.to_le_bytes());
+        }
+        contigs.extend_from_slice(&c.md5);
+        names.extend_from_slice(c.name.as_bytes());
+    }
+    let mut holes = Vec::with_capacity(layout.holes.len() * HOLE_LEN);
+    for h in &layout.holes {
+        holes.extend_from_slice(&h.contig.to_le_bytes());
+        holes.extend_from_slice(&0u32.to_le_bytes());
+        holes.extend_from_slice(&h.start.to_le_bytes());
+        holes.extend_from_slice(&h.len.to_le_bytes());
+    }
+    (contigs, names, holes)
+}
+
+fn write_sections<P: Pos>(
+    sink: &mut Sink<'_>,
+    layout: &Layout,
+    n: u64,
+    sa_sample: u32,
+    parts: &FmParts<P>,
+    pac: &[u8],
+) -> Result<u64> {
+    let meta = Meta {
+        text_len: n,
+        primary: parts.primary,
+        ref_len: layout.contigs.iter().map(|c| c.len).sum(),
+        contigs: layout.contigs.len() as u64,
+        holes: layout.holes.len() as u64,
+        sa_sample,
+        pos_bytes: P::BYTES,
+        c: parts.c,
+    }
+    .encode();
+    let (contigs, names, holes) = encode_layout(layout);
+    let sections: [&[u8]; 8] = [
+        &meta,
+        &contigs,
+        &names,
+        &holes,
+        pac,
+        bytemuck::cast_slice(&parts.occ),
+        bytemuck::cast_slice(&parts.sup),
+        bytemuck::cast_slice(&parts.ssa),
+    ];
+    let flags = if P::BYTES == 8 { FLAG_WIDE } else { 0 };
+    sink(flags, &sections)
+}
+
+/// Writes through `.NAME.tmp.PID` in the same directory, then renames. On
+/// error the temporary file is removed.
+pub fn write_atomically<F>(out: &Path, write: F) -> Result<u64>
+where
+    F: FnOnce(&mut BufWriter<File>) -> std::io::Result<u64>,
+{
+    let tmp = temp_path(out);
+    let result = (|| {
+        let file = File::create(&tmp)?;
+        let mut w = BufWriter::with_capacity(1 << 20, file);
+        let n = write(&mut w)?;
+        w.flush()?;
+        w.get_ref().sync_all()?;
+        Ok(n)
+    })();
+    match result {
+        Ok(n) => {
+            std::fs::rename(&tmp, out).map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                Error::io(out, e)
+            })?;
+            Ok(n)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(Error::io(out, e))
+        }
+    }
+}
+
+/// `.NAME.tmp.PID` beside `out`.
+pub fn temp_path(out: &Path) -> PathBuf {
+    let name = out
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    out.with_file_name(format!(".{name}.tmp.{}", std::process::id()))
+}
+
+/// The bytes of an index: an mmap of the file, or 64-byte aligned memory.
+enum Backing {
+    Mmap(memmap2::Mmap),
+    Owned(Vec<OccLine>, usize),
+}
+
+impl Backing {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Backing::Mmap(m) => m,
+            Backing::Owned(v, len) => &bytemuck::cast_slice(v)[..*len],
+        }
+    }
+}
+
+/// A validated index, ready for search.
+pub struct Index {
+    path: PathBuf,
+    backing: Backing,
+    container: format::Container,
+    /// Decoded META.
+    pub meta: Meta,
+    /// Contigs and holes.
+    pub layout: Layout,
+    /// Text → reference positions.
+    pub segments: Segments,
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Index")
+            .field("path", &self.path)
+            .field("meta", &self.meta)
+            .finish()
+    }
+}
+
+impl Index {
+    /// Maps and validates an index file (header, table, every checksum, and
+    /// the consistency of the sections) before any search.
+    pub fn open(path: &Path) -> Result<Index> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        // SAFETY: the map is read-only; like every mmap-based reader (ripgrep,
+        // bwa's -x mode), we assume nobody truncates the file while we run.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+        Self::from_backing(path, Backing::Mmap(map))
+    }
+
+    /// Validates an index held in memory (`path` is used in messages).
+    pub fn from_bytes(path: &Path, bytes: &[u8]) -> Result<Index> {
+        let mut v = vec![OccLine::default(); bytes.len().div_ceil(64)];
+        bytemuck::cast_slice_mut(&mut v)[..bytes.len()].copy_from_slice(bytes);
+        Self::from_backing(path, Backing::Owned(v, bytes.len()))
+    }
+
+    fn from_backing(path: &Path, backing: Backing) -> Result<Index> {
+        let bytes = backing.bytes();
+        let container = format::read(bytes, true).map_err(|source| Error::Format {
+            path: path.into(),
+            source,
+        })?;
+        let corrupt = |msg: String| Error::Corrupt {
+            path: path.into(),
+            msg,
+        };
+        let meta = Meta::decode(container.bytes(bytes, SectionId::Meta)).map_err(corrupt)?;
+        let layout = decode_layout(&container, bytes, &meta).map_err(corrupt)?;
+        let segments = Segments::new(&layout).map_err(corrupt)?;
+        let index = Index {
+            path: path.into(),
+            backing,
+            container,
+            meta,
+            layout,
+            segments,
+        };
+        index.validate().map_err(corrupt)?;
+        Ok(index)
+    }
+
+    fn section(&self, id: SectionId) -> &[u8] {
+        self.container.bytes(self.backing.bytes(), id)
+    }
+
+    /// Section sizes in file order, for `fmalign info`.
+    pub fn section_sizes(&self) -> Vec<(SectionId, u64)> {
+        self.container
+            .sections
+            .iter()
+            .map(|s| (s.id, s.len))
+            .collect()
+    }
+
+    /// Size of the file.
+    pub fn file_len(&self) -> u64 {
+        self.container.file_len
+    }
+
+    /// The path the index was opened from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The 2-bit packed text (see [`crate::build::pack`]).
+    pub fn pac(&self) -> &[u8] {
+        self.section(SectionId::Pac)
+    }
+
+    /// The FM-index view.
+    pub fn fm(&self) -> FmIndex<'_> {
+        let ssa_bytes = self.section(SectionId::Ssa);
+        FmIndex {
+            n: self.meta.text_len,
+            primary: self.meta.primary,
+            c: self.meta.c,
+            occ: bytemuck::cast_slice(self.section(SectionId::Occ)),
+            sup: bytemuck::cast_slice(self.section(SectionId::OccSuper)),
+            ssa: if self.meta.pos_bytes == 8 {
+                Ssa::U64(bytemuck::cast_slice(ssa_bytes))
+            } else {
+                Ssa::U32(bytemuck::cast_slice(ssa_bytes))
+            },
+            sample_shift: self.meta.sa_sample.trailing_zeros(),
+        }
+    }
+
+    /// Cross-field invariants, checked in O(contigs + holes) before use, so
+    /// that no later slice access can go out of bounds.
+    fn validate(&self) -> std::result::Result<(), String> {
+        let m = &self.meta;
+        let n = m.text_len;
+        if self.segments.text_len() != n {
+            return Err(format!(
+                "contigs and ambiguous runs cover {} bases, meta says {n}",
+                self.segments.text_len()
+            ));
+        }
+        if m.ref_len != self.layout.contigs.iter().map(|c| c.len).sum::<u64>() {
+            return Err("reference length does not match the contigs".into());
+        }
+        let wide = self.container.flags & FLAG_WIDE != 0;
+        if !(m.pos_bytes == 4 && !wide && n < WIDE_THRESHOLD || m.pos_bytes == 8 && wide) {
+            return Err("inconsistent position width".into());
+        }
+        if !m.sa_sample.is_power_of_two() {
+            return Err("SA sampling rate is not a power of two".into());
+        }
+        if (n == 0 && m.primary != 0) || (n > 0 && (m.primary == 0 || m.primary > n)) {
+            return Err("primary row out of range".into());
+        }
+        if m.c[0] != 1 || m.c.windows(2).any(|w| w[0] > w[1]) || m.c[4] != n + 1 {
+            return Err("C array is inconsistent".into());
+        }
+        let lines = n / LINE_BASES + 1;
+        let expect = [
+            (SectionId::Pac, n.div_ceil(4)),
+            (SectionId::Occ, lines * 64),
+            (SectionId::OccSuper, ((lines - 1) / SUPER_LINES + 1) * 32),
+            (
+                SectionId::Ssa,
+                ((n >> m.sa_sample.trailing_zeros()) + 1) * m.pos_bytes as u64,
+            ),
+        ];
+        for (id, len) in expect {
+            if self.section(id).len() as u64 != len {
+                return Err(format!(
+                    "section {id} has {} bytes, expected {len}",
+                    self.section(id).len()
+                ));
+            }
+        }
+        // The totals at the end of B must agree with C.
+        let fm = self.fm();
+        for c in 0..4u8 {
+            if fm.rank(c, n + 1) != m.c[c as usize + 1] - m.c[c as usize] {
+                return Err("Occ counts disagree with C".into());
+            }
+        }
+        Ok(())
+    }
+}
+
+fn decode_layout(
+    c: &format::Container,
+    file: &[u8],
+    meta: &Meta,
+) -> std::result::Result<Layout, String> {
+    let contigs = c.bytes(file, SectionId::Contigs);
+    let names = c.bytes(file, SectionId::Names);
+    let holes = c.bytes(file, SectionId::Holes);
+    if contigs.len() as u64 != meta.contigs * CONTIG_LEN as u64
+        || holes.len() as u64 != meta.holes * HOLE_LEN as u64
+    {
+        return Err("contig or ambiguous-run table has the wrong size".into());
+    }
+    let u64_at = |b: &[u8], k: usize| u64::from_le_bytes(b[k..k + 8].try_into().expect("8"));
+    let mut layout = Layout::default();
+    for rec in contigs.chunks_exact(CONTIG_LEN) {
+        let (off, len) = (u64_at(rec, 0), u64_at(rec, 8));
+        let name = off
+            .checked_add(len)
+            .filter(|&end| end <= names.len() as u64 && len > 0)
+            .and_then(|end| std::str::from_utf8(&names[off as usize..end as usize]).ok())
+            .ok_or("contig name out of range")?;
+        layout.contigs.push(Contig {
+            name: name.to_owned(),
+            len: u64_at(rec, 16),
+            text_offset: u64_at(rec, 24),
+            md5: rec[32..48].try_into().expect("16"),
+        });
+    }
+    for rec in holes.chunks_exact(HOLE_LEN) {
+        layout.holes.push(Hole {
+            contig: u32::from_le_bytes(rec[0..4].try_into().expect("4")),
+            start: u64_at(rec, 8),
+            len: u64_at(rec, 16),
+        });
+    }
+    Ok(layout)
+}
+
+/// Builds an index in memory (for tests and examples); `name` is used in
+/// messages.
+pub fn build_in_memory(reference: Reference, cfg: &IndexConfig) -> Result<Index> {
+    let mut bytes = Vec::new();
+    build_with(reference, cfg, &mut |flags, sections| {
+        format::write(&mut bytes, flags, sections).map_err(|e| Error::io("<memory>", e))
+    })?;
+    Index::from_bytes(Path::new("<memory>"), &bytes)
+}

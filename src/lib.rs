@@ -1,0 +1,26 @@
+//! fmalign: an FM-index read aligner front end.
+//!
+//! ```text
+//! FASTA ──reference──▶ contigs, holes, text (unambiguous bases, 0..=3)
+//!       ──sa─────────▶ suffix array (libsais; later: the seeds' CPU/GPU/MPI algorithms)
+//!       ──build──────▶ C, BWT/Occ lines, sampled SA, 2-bit text
+//!       ──index──────▶ REF.fmi (index_format/SPEC.md)
+//! REF.fmi ──index::Index::open (validate, mmap)──▶ fm::FmIndex
+//! FASTQ ──fastq (batches)──▶ map (rayon: backward search both strands, locate, filter)
+//!       ──sam────────▶ SAM, in input order
+//! ```
+
+pub mod build;
+pub mod check;
+pub mod error;
+pub mod fastq;
+pub mod fm;
+pub mod index;
+pub mod map;
+pub mod reference;
+pub mod sa;
+pub mod sam;
+pub mod segments;
+
+pub use error::{Error, Result};
+pub use index::{Index, IndexConfig};

@@ -1,0 +1,415 @@
+//! The `fmalign` command line: a thin shell over the library. Errors print
+//! as `fmalign: error: ...` with their causes and exit 1; a closed output
+//! pipe exits 0 quietly.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::Result;
+use clap::{Args, Parser, Subcommand};
+
+use fmalign::index::{DEFAULT_SA_SAMPLE, Index, IndexConfig, build_and_write, temp_path};
+use fmalign::map::{MapConfig, Report, map_reads};
+use fmalign::sa::SaAlgorithm;
+
+#[derive(Parser)]
+#[command(
+    name = "fmalign",
+    version,
+    about = "FM-index read aligner: index a FASTA reference, map reads exactly, write SAM"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// A count that must be at least 1 (`-t 0` is an error).
+fn positive(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(x) => Ok(x),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build REF.fa.fmi from a FASTA reference (plain, gzip or BGZF).
+    Index(IndexArgs),
+    /// Map FASTQ reads (exact matches, both strands) and write SAM.
+    Map(MapArgs),
+    /// Describe an index: contigs, ambiguous stretches, sampling, sections.
+    Info {
+        /// The .fmi file (or the FASTA it was built from).
+        index: PathBuf,
+    },
+    /// Verify an index's header and checksums; --full also re-derives it.
+    Check {
+        /// The .fmi file (or the FASTA it was built from).
+        index: PathBuf,
+        /// Also prove in linear time that BWT, C, Occ and the sampled SA are
+        /// those of the stored reference.
+        #[arg(long)]
+        full: bool,
+    },
+}
+
+#[derive(Args)]
+struct IndexArgs {
+    /// Output index path [default: REF.fmi, e.g. ref.fa.fmi]
+    #[arg(short = 'p', long = "prefix", value_name = "INDEX")]
+    output: Option<PathBuf>,
+    /// Worker threads
+    #[arg(short, long, default_value_t = default_threads(), value_parser = positive)]
+    threads: usize,
+    /// Suffix-array construction (every choice gives the same index)
+    #[arg(long, value_enum, default_value_t = SaAlgorithm::Auto)]
+    sa: SaAlgorithm,
+    /// Keep every K-th suffix-array row (power of two; larger: smaller index, slower locate)
+    #[arg(long, value_name = "K", default_value_t = DEFAULT_SA_SAMPLE)]
+    sa_sample: u32,
+    /// Store 64-bit positions even for small references (tests the >4 Gbp path)
+    #[arg(long, hide = true)]
+    wide_positions: bool,
+    /// No log messages
+    #[arg(short, long)]
+    quiet: bool,
+    /// Reference FASTA
+    reference: PathBuf,
+}
+
+#[derive(Args)]
+struct MapArgs {
+    /// Worker threads
+    #[arg(short, long, default_value_t = default_threads(), value_parser = positive)]
+    threads: usize,
+    /// Report up to N alignments per read (extra ones with flag 0x100)
+    #[arg(short = 'k', value_name = "N", conflicts_with = "all", value_parser = positive)]
+    k: Option<usize>,
+    /// Report all alignments (as bowtie -a)
+    #[arg(short = 'a', long = "all")]
+    all: bool,
+    /// Write SAM here instead of stdout
+    #[arg(short = 'o', long = "output", value_name = "OUT.sam")]
+    output: Option<PathBuf>,
+    /// List alternative hits in XA:Z when a read has at most this many
+    #[arg(long, value_name = "N", default_value_t = MapConfig::default().max_xa)]
+    max_xa: usize,
+    /// Bases per batch (does not change the output)
+    #[arg(short = 'K', long, value_name = "BASES", default_value_t = MapConfig::default().batch_bases, value_parser = positive)]
+    batch_bases: usize,
+    /// No log messages or progress bar
+    #[arg(short, long)]
+    quiet: bool,
+    /// The .fmi file, or the FASTA it was built from (then FASTA.fmi is used)
+    index: PathBuf,
+    /// Reads: FASTQ (or FASTA), plain or gzip; - for stdin
+    reads: PathBuf,
+}
+
+fn log(quiet: bool, msg: std::fmt::Arguments<'_>) {
+    if !quiet {
+        eprintln!("[fmalign] {msg}");
+    }
+}
+
+/// REF.fa → REF.fa.fmi (also REF.fa.gz → REF.fa.gz.fmi).
+fn default_index_path(reference: &Path) -> PathBuf {
+    let mut s = reference.as_os_str().to_owned();
+    s.push(".fmi");
+    PathBuf::from(s)
+}
+
+/// The index for a path given as INDEX: the file itself if it is an index,
+/// else INDEX.fmi if that exists.
+fn resolve_index(path: &Path) -> Result<PathBuf> {
+    let mut magic = [0u8; 8];
+    let is_index = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+        .is_ok()
+        && magic == fmalign_index_format::MAGIC;
+    let sidecar = default_index_path(path);
+    if !is_index && sidecar.is_file() {
+        return Ok(sidecar);
+    }
+    if !path.exists() {
+        anyhow::bail!(
+            "{}: no such index file (build it with `fmalign index`)",
+            path.display()
+        );
+    }
+    if !is_index && path.extension().is_none_or(|e| e != "fmi") {
+        anyhow::bail!(
+            "{} is not an fmalign index and {} does not exist; build it with `fmalign index {}`",
+            path.display(),
+            sidecar.display(),
+            path.display()
+        );
+    }
+    Ok(path.to_owned())
+}
+
+fn run_index(a: IndexArgs) -> Result<()> {
+    let out = a
+        .output
+        .clone()
+        .unwrap_or_else(|| default_index_path(&a.reference));
+    let cfg = IndexConfig {
+        threads: a.threads,
+        sa: a.sa,
+        sa_sample: a.sa_sample,
+        wide: a.wide_positions,
+    };
+    let t = Instant::now();
+    let reference = fmalign::reference::read_fasta(&a.reference)?;
+    for w in &reference.warnings {
+        log(a.quiet, format_args!("warning: {w}"));
+    }
+    let (n, contigs, holes) = (
+        reference.text.len(),
+        reference.layout.contigs.len(),
+        reference.layout.holes.len(),
+    );
+    log(
+        a.quiet,
+        format_args!(
+            "read {contigs} sequences, {n} unambiguous bases, {holes} ambiguous runs in {:.2} s",
+            t.elapsed().as_secs_f64()
+        ),
+    );
+    let report = build_and_write(reference, &cfg, &out)?;
+    log(
+        a.quiet,
+        format_args!(
+            "suffix array {:.2} s, BWT/Occ/SA samples {:.2} s; wrote {} ({} bytes) in {:.2} s total",
+            report.sa_seconds,
+            report.fm_seconds,
+            out.display(),
+            report.file_bytes,
+            t.elapsed().as_secs_f64()
+        ),
+    );
+    Ok(())
+}
+
+/// The command line for @PG CL, without the options that cannot change the
+/// output (-t, -K, -q), so that the SAM is byte-identical for any of them.
+fn command_line() -> String {
+    let mut out = Vec::new();
+    let mut args = std::env::args().peekable();
+    while let Some(a) = args.next() {
+        let takes_value = ["-t", "--threads", "-K", "--batch-bases"].contains(&a.as_str());
+        if takes_value {
+            args.next();
+            continue;
+        }
+        if ["-q", "--quiet"].contains(&a.as_str())
+            || ["--threads=", "--batch-bases="]
+                .iter()
+                .any(|p| a.starts_with(p))
+            || (a.len() > 2 && (a.starts_with("-t") || a.starts_with("-K")) && !a.starts_with("--"))
+        {
+            continue;
+        }
+        out.push(a);
+    }
+    out.join(" ")
+}
+
+fn run_map(a: MapArgs) -> Result<()> {
+    let report = match (a.all, a.k) {
+        (true, _) => Report::All,
+        (false, Some(k)) => Report::UpTo(k),
+        (false, None) => Report::Best,
+    };
+    let cfg = MapConfig {
+        threads: a.threads,
+        report,
+        batch_bases: a.batch_bases,
+        max_xa: a.max_xa,
+    };
+    let t = Instant::now();
+    let index_path = resolve_index(&a.index)?;
+    let index = Index::open(&index_path)?;
+    log(
+        a.quiet,
+        format_args!(
+            "loaded {} ({} bases) in {:.2} s",
+            index_path.display(),
+            index.meta.text_len,
+            t.elapsed().as_secs_f64()
+        ),
+    );
+    let source = fmalign::fastq::ReadSource::open(&a.reads)?;
+    let bar = (!a.quiet && std::io::stderr().is_terminal()).then(|| {
+        let b = indicatif::ProgressBar::new_spinner();
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("template"),
+        );
+        b
+    });
+    let t = Instant::now();
+    let progress = |s: &fmalign::map::MapStats| {
+        if let Some(b) = &bar {
+            b.set_message(format!(
+                "{} reads, {} mapped, {:.0} reads/s",
+                s.reads,
+                s.mapped,
+                fmalign::map::rate(s.reads, t)
+            ));
+            b.tick();
+        }
+    };
+    let cl = command_line();
+    let stats = match &a.output {
+        None => {
+            let w = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout());
+            map_reads(&index, source, w, "<stdout>", &cfg, &cl, &progress)
+        }
+        Some(path) => {
+            let tmp = temp_path(path);
+            let result = std::fs::File::create(&tmp)
+                .map_err(|e| fmalign::Error::io(&tmp, e))
+                .and_then(|f| {
+                    let name = path.display().to_string();
+                    let s = map_reads(
+                        &index,
+                        source,
+                        std::io::BufWriter::with_capacity(1 << 20, f),
+                        &name,
+                        &cfg,
+                        &cl,
+                        &progress,
+                    )?;
+                    std::fs::rename(&tmp, path).map_err(|e| fmalign::Error::io(path, e))?;
+                    Ok(s)
+                });
+            if result.is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            result
+        }
+    }?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    log(
+        a.quiet,
+        format_args!(
+            "mapped {} of {} reads ({} alignments) in {:.2} s, {:.0} reads/s",
+            stats.mapped,
+            stats.reads,
+            stats.alignments,
+            t.elapsed().as_secs_f64(),
+            fmalign::map::rate(stats.reads, t)
+        ),
+    );
+    Ok(())
+}
+
+fn run_info(path: &Path) -> Result<()> {
+    let path = resolve_index(path)?;
+    let index = Index::open(&path)?;
+    let m = &index.meta;
+    let mut o = std::io::stdout().lock();
+    writeln!(o, "index\t{}", path.display())?;
+    writeln!(
+        o,
+        "format_version\t{}",
+        fmalign_index_format::FORMAT_VERSION
+    )?;
+    writeln!(o, "file_bytes\t{}", index.file_len())?;
+    writeln!(o, "reference_bases\t{}", m.ref_len)?;
+    writeln!(o, "unambiguous_bases\t{}", m.text_len)?;
+    writeln!(o, "ambiguous_bases\t{}", m.ref_len - m.text_len)?;
+    writeln!(o, "position_bits\t{}", m.pos_bytes * 8)?;
+    writeln!(o, "sa_sample\t{}", m.sa_sample)?;
+    writeln!(
+        o,
+        "occ\t64-byte lines of 192 bases with 4 x u32 counts (0.33 bytes/base)"
+    )?;
+    for (id, len) in index.section_sizes() {
+        writeln!(o, "section\t{id}\t{len}")?;
+    }
+    writeln!(o, "contigs\t{}", index.layout.contigs.len())?;
+    for (k, c) in index.layout.contigs.iter().enumerate() {
+        let holes: Vec<_> = index
+            .layout
+            .holes
+            .iter()
+            .filter(|h| h.contig as usize == k)
+            .collect();
+        let amb: u64 = holes.iter().map(|h| h.len).sum();
+        let md5: String = c.md5.iter().map(|b| format!("{b:02x}")).collect();
+        writeln!(
+            o,
+            "contig\t{}\t{}\tambiguous_runs={}\tambiguous_bases={amb}\tM5={md5}",
+            c.name,
+            c.len,
+            holes.len()
+        )?;
+    }
+    for h in &index.layout.holes {
+        let c = &index.layout.contigs[h.contig as usize];
+        writeln!(
+            o,
+            "ambiguous\t{}\t{}\t{}",
+            c.name,
+            h.start + 1,
+            h.start + h.len
+        )?;
+    }
+    Ok(())
+}
+
+fn run_check(path: &Path, full: bool) -> Result<()> {
+    let path = resolve_index(path)?;
+    let t = Instant::now();
+    let index = Index::open(&path)?;
+    if full {
+        fmalign::check::check_full(&index)?;
+    }
+    println!(
+        "{}: ok ({}{:.2} s)",
+        path.display(),
+        if full {
+            "header, checksums, BWT/Occ/SA against the reference; "
+        } else {
+            "header and checksums; "
+        },
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Index(a) => run_index(a),
+        Command::Map(a) => run_map(a),
+        Command::Info { index } => run_info(&index),
+        Command::Check { index, full } => run_check(&index, full),
+    };
+    if let Err(e) = result {
+        let broken_pipe = e.chain().any(|c| {
+            c.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+                || c.downcast_ref::<fmalign::Error>()
+                    .is_some_and(|f| f.is_broken_pipe())
+        });
+        if broken_pipe {
+            std::process::exit(0);
+        }
+        let mut msg = format!("fmalign: error: {e}");
+        for cause in e.chain().skip(1) {
+            msg.push_str(&format!(": {cause}"));
+        }
+        eprintln!("{msg}");
+        std::process::exit(1);
+    }
+}

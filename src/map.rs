@@ -1,0 +1,322 @@
+//! Mapping: batches of reads → exact backward search on both strands →
+//! locate → filter (segments) → SAM, strictly in input order.
+//!
+//! Three stages overlap: a reader thread parses batch k+1 while rayon
+//! searches and formats batch k and a writer thread writes batch k-1. A
+//! read's records depend only on the read and the index, so the output is
+//! byte-identical for any thread count and batch size.
+
+use std::io::Write;
+use std::time::Instant;
+
+use crossbeam_channel::bounded;
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::fastq::{Batch, ReadSource};
+use crate::fm::FmIndex;
+use crate::index::Index;
+use crate::sam::{self, Hit, MAPQ_UNIQUE, MappedFields, ReadView};
+use crate::segments::Segments;
+
+/// How many alignments to report per read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Report {
+    /// One primary record; alternatives in XA.
+    Best,
+    /// Up to N records (primary + N-1 with flag 0x100).
+    UpTo(usize),
+    /// Every hit.
+    All,
+}
+
+/// Options of `fmalign map`.
+#[derive(Clone, Debug)]
+pub struct MapConfig {
+    /// Worker threads.
+    pub threads: usize,
+    /// Records per read.
+    pub report: Report,
+    /// Bases per batch.
+    pub batch_bases: usize,
+    /// XA lists alternatives only when a read has at most this many hits.
+    pub max_xa: usize,
+}
+
+impl Default for MapConfig {
+    fn default() -> Self {
+        MapConfig {
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            report: Report::Best,
+            batch_bases: 10_000_000,
+            max_xa: 3,
+        }
+    }
+}
+
+/// Counters of a mapping run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MapStats {
+    /// Reads seen.
+    pub reads: u64,
+    /// Bases seen.
+    pub bases: u64,
+    /// Reads with at least one hit.
+    pub mapped: u64,
+    /// Records written for hits (primary and secondary).
+    pub alignments: u64,
+}
+
+/// Base → code 0..=3, anything else 4 (no exact match possible).
+static CODE: [u8; 256] = {
+    let mut t = [4u8; 256];
+    t[b'A' as usize] = 0;
+    t[b'C' as usize] = 1;
+    t[b'G' as usize] = 2;
+    t[b'T' as usize] = 3;
+    t[b'a' as usize] = 0;
+    t[b'c' as usize] = 1;
+    t[b'g' as usize] = 2;
+    t[b't' as usize] = 3;
+    t
+};
+
+/// Backward search of the read (and of its reverse complement), then
+/// locate and keep the hits inside one segment. Sorted by contig, position
+/// and strand.
+pub fn exact_hits(fm: &FmIndex<'_>, segments: &Segments, seq: &[u8]) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    let len = seq.len() as u64;
+    if seq.is_empty() || seq.iter().any(|&b| CODE[b as usize] > 3) {
+        return hits;
+    }
+    // Forward strand: prepend the read's bases from its end.
+    let mut iv = fm.full();
+    for &b in seq.iter().rev() {
+        iv = fm.extend(iv, CODE[b as usize]);
+        if iv.is_empty() {
+            break;
+        }
+    }
+    collect(fm, segments, iv, len, false, &mut hits);
+    // Reverse strand: the reverse complement, prepended from its end, is the
+    // complement of the read from its start.
+    let mut iv = fm.full();
+    for &b in seq {
+        iv = fm.extend(iv, 3 - CODE[b as usize]);
+        if iv.is_empty() {
+            break;
+        }
+    }
+    collect(fm, segments, iv, len, true, &mut hits);
+    hits.sort_unstable();
+    hits
+}
+
+fn collect(
+    fm: &FmIndex<'_>,
+    segments: &Segments,
+    iv: crate::fm::Interval,
+    len: u64,
+    rev: bool,
+    hits: &mut Vec<Hit>,
+) {
+    if iv.is_empty() {
+        return;
+    }
+    hits.reserve(iv.len() as usize);
+    for row in iv.lo..iv.hi {
+        let p = fm.locate(row);
+        if let Some((contig, pos)) = segments.resolve(p, len) {
+            hits.push(Hit { contig, pos, rev });
+        }
+    }
+}
+
+/// FNV-1a of the read name: picks the primary among equal hits, the same
+/// way on every run and every machine.
+fn name_hash(name: &[u8]) -> u64 {
+    name.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Appends the SAM records of one read.
+fn format_read(
+    out: &mut Vec<u8>,
+    read: &ReadView<'_>,
+    hits: &[Hit],
+    cfg: &MapConfig,
+    index: &Index,
+) -> usize {
+    if hits.is_empty() {
+        sam::push_unmapped(out, read);
+        return 0;
+    }
+    let primary = (name_hash(read.name) % hits.len() as u64) as usize;
+    let mapq = if hits.len() == 1 { MAPQ_UNIQUE } else { 0 };
+    let others = || {
+        hits.iter()
+            .enumerate()
+            .filter(move |&(k, _)| k != primary)
+            .map(|(_, h)| h)
+    };
+    let xa: Vec<Hit> = if cfg.report == Report::Best && hits.len() <= cfg.max_xa {
+        others().copied().collect()
+    } else {
+        Vec::new()
+    };
+    let fields = MappedFields {
+        secondary: false,
+        mapq,
+        hits: hits.len(),
+        xa: &xa,
+    };
+    sam::push_mapped(out, read, &hits[primary], fields, &index.layout);
+    let extra = match cfg.report {
+        Report::Best => 0,
+        Report::UpTo(n) => n.saturating_sub(1),
+        Report::All => usize::MAX,
+    };
+    let mut written = 1;
+    for h in others().take(extra) {
+        let fields = MappedFields {
+            secondary: true,
+            mapq,
+            hits: hits.len(),
+            xa: &[],
+        };
+        sam::push_mapped(out, read, h, fields, &index.layout);
+        written += 1;
+    }
+    written
+}
+
+/// Reads per formatting chunk: large enough to amortise, small enough to
+/// balance across threads.
+const CHUNK_READS: usize = 256;
+
+/// Searches and formats one batch in parallel; returns the SAM text in input
+/// order and the batch's counters.
+fn process_batch(batch: &Batch, index: &Index, cfg: &MapConfig) -> (Vec<u8>, MapStats) {
+    let fm = index.fm();
+    let chunks: Vec<(Vec<u8>, MapStats)> = (0..batch.len().div_ceil(CHUNK_READS))
+        .into_par_iter()
+        .map(|c| {
+            let mut out = Vec::with_capacity(CHUNK_READS * 400);
+            let mut st = MapStats::default();
+            for i in c * CHUNK_READS..((c + 1) * CHUNK_READS).min(batch.len()) {
+                let read = batch.get(i);
+                let hits = exact_hits(&fm, &index.segments, read.seq);
+                let w = format_read(&mut out, &read, &hits, cfg, index);
+                st.reads += 1;
+                st.bases += read.seq.len() as u64;
+                st.mapped += (w > 0) as u64;
+                st.alignments += w as u64;
+            }
+            (out, st)
+        })
+        .collect();
+    let mut stats = MapStats::default();
+    let mut out = Vec::with_capacity(chunks.iter().map(|c| c.0.len()).sum());
+    for (text, st) in chunks {
+        out.extend_from_slice(&text);
+        stats.reads += st.reads;
+        stats.bases += st.bases;
+        stats.mapped += st.mapped;
+        stats.alignments += st.alignments;
+    }
+    (out, stats)
+}
+
+/// Maps every read of `source` against `index` and writes SAM (header
+/// included) to `out`. `progress` is called after each batch with the
+/// counters so far.
+pub fn map_reads<W: Write + Send>(
+    index: &Index,
+    mut source: ReadSource,
+    out: W,
+    out_name: &str,
+    cfg: &MapConfig,
+    command_line: &str,
+    progress: &(dyn Fn(&MapStats) + Sync),
+) -> Result<MapStats> {
+    if cfg.threads == 0 {
+        return Err(Error::Usage(
+            "the number of threads must be at least 1".into(),
+        ));
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(cfg.threads)
+        .build()
+        .map_err(|e| Error::Usage(format!("cannot start {} threads: {e}", cfg.threads)))?;
+    let header = sam::header(&index.layout, command_line)?;
+    let io_err = |e| Error::io(out_name, e);
+    let (batch_tx, batch_rx) = bounded::<Result<Batch>>(1);
+    let (text_tx, text_rx) = bounded::<Vec<u8>>(1);
+    let batch_bases = cfg.batch_bases.max(1);
+    std::thread::scope(|s| {
+        let reader = s.spawn(move || {
+            loop {
+                let next = source.next_batch(batch_bases);
+                let stop = !matches!(next, Ok(Some(_)));
+                match next {
+                    Ok(Some(b)) => {
+                        if batch_tx.send(Ok(b)).is_err() {
+                            break;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        let _ = batch_tx.send(Err(e));
+                    }
+                }
+                if stop {
+                    break;
+                }
+            }
+        });
+        let writer = s.spawn(move || -> std::io::Result<()> {
+            let mut out = out;
+            out.write_all(&header)?;
+            for text in text_rx {
+                out.write_all(&text)?;
+            }
+            out.flush()
+        });
+        let mut stats = MapStats::default();
+        let mut failure = None;
+        for batch in batch_rx.iter() {
+            let batch = match batch {
+                Ok(b) => b,
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            };
+            let (text, st) = pool.install(|| process_batch(&batch, index, cfg));
+            stats.reads += st.reads;
+            stats.bases += st.bases;
+            stats.mapped += st.mapped;
+            stats.alignments += st.alignments;
+            progress(&stats);
+            if text_tx.send(text).is_err() {
+                break; // the writer failed; its error is reported below
+            }
+        }
+        drop(batch_rx);
+        drop(text_tx);
+        let written = writer.join().expect("writer thread panicked");
+        reader.join().expect("reader thread panicked");
+        match (failure, written) {
+            (Some(e), _) => Err(e),
+            (None, Err(e)) => Err(io_err(e)),
+            (None, Ok(())) => Ok(stats),
+        }
+    })
+}
+
+/// Wall-clock helper for logs.
+pub fn rate(count: u64, since: Instant) -> f64 {
+    count as f64 / since.elapsed().as_secs_f64().max(1e-9)
+}

@@ -1,0 +1,313 @@
+//! FASTA → [`Reference`]: contigs (name, length, MD5), the maximal runs of
+//! ambiguous bases ("holes"), and the text the FM-index is built over: the
+//! unambiguous bases of all contigs, concatenated, as codes 0..=3 (A, C, G, T).
+//!
+//! Ambiguous bases (N and the other IUPAC codes) are left out of the text
+//! rather than replaced by random bases as bwa does. A match in the text can
+//! then never cover an ambiguous base; it can only run across the junction of
+//! two runs of unambiguous bases ("segments"), and [`crate::fm::Segments`]
+//! filters those out.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::Path;
+
+use md5::{Digest, Md5};
+
+use crate::error::{Error, Result};
+
+/// One reference sequence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Contig {
+    /// The FASTA header up to the first whitespace.
+    pub name: String,
+    /// Length in bases, ambiguous ones included.
+    pub len: u64,
+    /// MD5 of the upper-case sequence (SAM `@SQ M5`).
+    pub md5: [u8; 16],
+    /// Where this contig's unambiguous bases start in the text.
+    pub text_offset: u64,
+}
+
+/// A maximal run of ambiguous bases inside one contig.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hole {
+    /// Index of the contig.
+    pub contig: u32,
+    /// 0-based start in the contig.
+    pub start: u64,
+    /// Number of bases.
+    pub len: u64,
+}
+
+/// Contigs and holes: what maps text positions back to the reference.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Layout {
+    /// The contigs in input order.
+    pub contigs: Vec<Contig>,
+    /// Ambiguous runs, sorted by contig and start.
+    pub holes: Vec<Hole>,
+}
+
+/// A parsed reference.
+#[derive(Debug, Default)]
+pub struct Reference {
+    /// Contigs and holes.
+    pub layout: Layout,
+    /// Unambiguous bases, codes 0..=3, all contigs concatenated.
+    pub text: Vec<u8>,
+    /// Non-fatal findings (skipped empty records), for the log.
+    pub warnings: Vec<String>,
+}
+
+const BASE_A: u8 = 0;
+const AMBIGUOUS: u8 = 4;
+const NEWLINE: u8 = 5;
+const INVALID: u8 = 6;
+
+/// Byte → class: 0..=3 base code, 4 IUPAC ambiguity code, 5 line break, 6 other.
+static CLASS: [u8; 256] = {
+    let mut t = [INVALID; 256];
+    t[b'\n' as usize] = NEWLINE;
+    t[b'\r' as usize] = NEWLINE;
+    let amb = b"NRYSWKMBDHVU";
+    let mut i = 0;
+    while i < amb.len() {
+        t[amb[i] as usize] = AMBIGUOUS;
+        t[amb[i].to_ascii_lowercase() as usize] = AMBIGUOUS;
+        i += 1;
+    }
+    let bases = b"ACGT";
+    let mut c = 0;
+    while c < 4 {
+        t[bases[c] as usize] = BASE_A + c as u8;
+        t[bases[c].to_ascii_lowercase() as usize] = BASE_A + c as u8;
+        c += 1;
+    }
+    t
+};
+
+/// Reads a FASTA file (plain, gzip or BGZF) into a [`Reference`].
+pub fn read_fasta(path: &Path) -> Result<Reference> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    read_fasta_from(file, path)
+}
+
+/// Reads FASTA from any reader; `path` is used in messages only.
+pub fn read_fasta_from<R: Read + Send>(reader: R, path: &Path) -> Result<Reference> {
+    let mut parser = needletail::parse_fastx_reader(reader)
+        .map_err(|e| Error::input(path, fasta_parse_message(&e)))?;
+    let mut r = Reference::default();
+    let mut seen: HashMap<String, u64> = HashMap::new();
+    let mut line_buf = Vec::new();
+    while let Some(rec) = parser.next() {
+        let rec = rec.map_err(|e| Error::input(path, fasta_parse_message(&e)))?;
+        let line = rec.start_line_number();
+        if rec.format() != needletail::parser::Format::Fasta {
+            return Err(Error::input(path, "this is FASTQ, not FASTA"));
+        }
+        let name =
+            contig_name(rec.id()).map_err(|m| Error::input(path, format!("line {line}: {m}")))?;
+        let contig = r.layout.contigs.len() as u32;
+        let text_offset = r.text.len() as u64;
+        let mut md5 = Md5::new();
+        let mut pos = 0u64;
+        let mut hole_start: Option<u64> = None;
+        for (k, raw_line) in rec.raw_seq().split(|&b| b == b'\n').enumerate() {
+            line_buf.clear();
+            for &b in raw_line {
+                let class = CLASS[b as usize];
+                if class < AMBIGUOUS {
+                    if let Some(s) = hole_start.take() {
+                        r.layout.holes.push(Hole {
+                            contig,
+                            start: s,
+                            len: pos - s,
+                        });
+                    }
+                    r.text.push(class);
+                } else if class == AMBIGUOUS {
+                    hole_start.get_or_insert(pos);
+                } else if class == NEWLINE {
+                    continue;
+                } else {
+                    return Err(Error::input(
+                        path,
+                        format!(
+                            "line {}: invalid character {:?} in sequence '{name}' (expected IUPAC nucleotide codes)",
+                            line + 1 + k as u64,
+                            char::from(b).escape_default().to_string()
+                        ),
+                    ));
+                }
+                line_buf.push(b.to_ascii_uppercase());
+                pos += 1;
+            }
+            md5.update(&line_buf);
+        }
+        if let Some(s) = hole_start {
+            r.layout.holes.push(Hole {
+                contig,
+                start: s,
+                len: pos - s,
+            });
+        }
+        if pos == 0 {
+            r.warnings.push(format!(
+                "{}: line {line}: skipping sequence '{name}' with no bases",
+                path.display()
+            ));
+            continue;
+        }
+        if let Some(first) = seen.insert(name.clone(), line) {
+            return Err(Error::input(
+                path,
+                format!("line {line}: duplicate sequence name '{name}' (first at line {first})"),
+            ));
+        }
+        r.layout.contigs.push(Contig {
+            name,
+            len: pos,
+            md5: md5.finalize().into(),
+            text_offset,
+        });
+    }
+    if r.layout.contigs.is_empty() {
+        return Err(Error::input(
+            path,
+            "no sequence with bases in this FASTA file",
+        ));
+    }
+    Ok(r)
+}
+
+/// The SAM rule: the header up to the first whitespace; must be a valid
+/// SAM reference name.
+fn contig_name(id: &[u8]) -> std::result::Result<String, String> {
+    let end = id
+        .iter()
+        .position(|b| b.is_ascii_whitespace())
+        .unwrap_or(id.len());
+    let name = &id[..end];
+    if name.is_empty() {
+        return Err("sequence header has an empty name".into());
+    }
+    let valid = name.iter().all(|&b| (b'!'..=b'~').contains(&b))
+        && !matches!(name[0], b'*' | b'=')
+        && !name.iter().any(|b| {
+            matches!(
+                b,
+                b'\\'
+                    | b','
+                    | b'"'
+                    | b'`'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'['
+                    | b']'
+                    | b'{'
+                    | b'}'
+                    | b'<'
+                    | b'>'
+            )
+        });
+    if !valid {
+        return Err(format!(
+            "sequence name '{}' is not a valid SAM reference name",
+            String::from_utf8_lossy(name)
+        ));
+    }
+    Ok(String::from_utf8_lossy(name).into_owned())
+}
+
+/// Turns needletail's error into a message with the line (and record).
+pub(crate) fn fasta_parse_message(e: &needletail::errors::ParseError) -> String {
+    use needletail::errors::ParseErrorKind as K;
+    match e.kind {
+        K::EmptyFile => "empty file, or not a FASTA file".into(),
+        K::UnknownFormat | K::InvalidStart => {
+            if e.position.line <= 1 {
+                "not a FASTA file (it does not start with a '>' header line)".into()
+            } else {
+                format!("{}: expected a '>' header line ({})", e.msg, e.position)
+            }
+        }
+        K::Io => format!(
+            "read error (truncated or damaged compressed file?): {}",
+            e.msg
+        ),
+        K::UnexpectedEnd => format!("unexpected end of file ({})", e.position),
+        _ => format!("{} ({})", e.msg, e.position),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Reference> {
+        read_fasta_from(s.as_bytes(), Path::new("t.fa"))
+    }
+
+    #[test]
+    fn contigs_holes_and_text() {
+        let r = parse(">a desc\nACgtN\nnA\n>b\nRRT\n>c\nN\n").unwrap();
+        let l = &r.layout;
+        assert_eq!(l.contigs.len(), 3);
+        assert_eq!(l.contigs[0].name, "a");
+        assert_eq!(l.contigs[0].len, 7);
+        assert_eq!(l.contigs[1].text_offset, 5);
+        assert_eq!(l.contigs[2].text_offset, 6);
+        assert_eq!(r.text, vec![0, 1, 2, 3, 0, 3]);
+        assert_eq!(
+            l.holes,
+            vec![
+                Hole {
+                    contig: 0,
+                    start: 4,
+                    len: 2
+                },
+                Hole {
+                    contig: 1,
+                    start: 0,
+                    len: 2
+                },
+                Hole {
+                    contig: 2,
+                    start: 0,
+                    len: 1
+                },
+            ]
+        );
+        let md5: [u8; 16] = Md5::digest(b"ACGTNNA").into();
+        assert_eq!(l.contigs[0].md5, md5);
+    }
+
+    #[test]
+    fn bad_inputs() {
+        for (input, needle) in [
+            ("", "empty"),
+            ("ACGT\n", "not a FASTA"),
+            (
+                ">a\nACGT\n>a\nAC\n",
+                "duplicate sequence name 'a' (first at line 1)",
+            ),
+            (">a\nAC\nAXT\n", "line 3: invalid character"),
+            (">a\n\n>b\n", "no sequence with bases"),
+            ("@r\nACGT\n+\nIIII\n", "FASTQ"),
+            ("\u{1}\u{2}\u{3}\u{0}binary", "not a FASTA"),
+        ] {
+            let e = parse(input).unwrap_err().to_string();
+            assert!(e.contains(needle), "{input:?}: {e}");
+            assert!(e.starts_with("t.fa: "), "{e}");
+        }
+    }
+
+    #[test]
+    fn empty_record_is_skipped_with_warning() {
+        let r = parse(">a\n>b\nAC\n").unwrap();
+        assert_eq!(r.layout.contigs.len(), 1);
+        assert_eq!(r.warnings.len(), 1);
+    }
+}

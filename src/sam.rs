@@ -1,0 +1,285 @@
+//! SAM output: the header through noodles, records through a small
+//! hand-written formatter (one `Vec<u8>` per batch chunk, no per-field
+//! allocation). noodles parses every record the formatter writes in the tests,
+//! which keeps it honest (see `tests/cli.rs` and the tests below).
+
+use std::num::NonZeroUsize;
+
+use noodles_sam as sam;
+use sam::header::record::value::map::{self, Map, Program, ReferenceSequence};
+
+use crate::error::{Error, Result};
+use crate::reference::Layout;
+
+/// MAPQ of a read with exactly one exact hit: bwa aln's value for a unique
+/// best hit. Reads with several hits get 0. (Exact mode does not look for
+/// inexact hits, so it cannot grade a unique hit further.)
+pub const MAPQ_UNIQUE: u8 = 37;
+
+/// The SAM header: `@HD VN:1.6 SO:unsorted`, one `@SQ` per contig with
+/// `SN`, `LN` and `M5`, and `@PG` with `ID`, `PN`, `VN` and `CL`.
+pub fn header(layout: &Layout, command_line: &str) -> Result<Vec<u8>> {
+    let mut hd = Map::<map::Header>::new(map::header::Version::new(1, 6));
+    hd.other_fields_mut()
+        .insert(map::header::tag::SORT_ORDER, "unsorted".into());
+    let mut builder = sam::Header::builder().set_header(hd);
+    for c in &layout.contigs {
+        let len = NonZeroUsize::new(c.len as usize)
+            .ok_or_else(|| Error::Usage(format!("contig {} is empty", c.name)))?;
+        let mut sq = Map::<ReferenceSequence>::new(len);
+        let hex: String = c.md5.iter().map(|b| format!("{b:02x}")).collect();
+        sq.other_fields_mut()
+            .insert(map::reference_sequence::tag::MD5_CHECKSUM, hex.into());
+        builder = builder.add_reference_sequence(c.name.as_str(), sq);
+    }
+    let mut pg = Map::<Program>::default();
+    let f = pg.other_fields_mut();
+    f.insert(map::program::tag::NAME, "fmalign".into());
+    f.insert(map::program::tag::VERSION, env!("CARGO_PKG_VERSION").into());
+    let cl: String = command_line
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    f.insert(map::program::tag::COMMAND_LINE, cl.into());
+    let header = builder.add_program("fmalign", pg).build();
+    let mut w = sam::io::Writer::new(Vec::new());
+    w.write_header(&header)
+        .map_err(|e| Error::io("<sam header>", e))?;
+    Ok(w.into_inner())
+}
+
+/// One read as parsed.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadView<'a> {
+    /// QNAME (the FASTQ name up to the first whitespace).
+    pub name: &'a [u8],
+    /// Bases as given.
+    pub seq: &'a [u8],
+    /// Qualities as given; `None` for FASTA input.
+    pub qual: Option<&'a [u8]>,
+}
+
+/// One alignment to write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Hit {
+    /// Contig index.
+    pub contig: u32,
+    /// 0-based leftmost position.
+    pub pos: u64,
+    /// Reverse strand.
+    pub rev: bool,
+}
+
+/// Complement, keeping case; IUPAC codes map to their complements, anything
+/// else to itself.
+static COMPLEMENT: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = i as u8;
+        i += 1;
+    }
+    let pairs = b"ATCGRYKMBVDHNNSSWWUA";
+    let mut k = 0;
+    while k < pairs.len() {
+        let (a, b) = (pairs[k], pairs[k + 1]);
+        t[a as usize] = b;
+        t[a.to_ascii_lowercase() as usize] = b.to_ascii_lowercase();
+        if a != b'U' {
+            t[b as usize] = a;
+            t[b.to_ascii_lowercase() as usize] = a.to_ascii_lowercase();
+        }
+        k += 2;
+    }
+    t
+};
+
+fn push_int(out: &mut Vec<u8>, x: u64) {
+    out.extend_from_slice(itoa::Buffer::new().format(x).as_bytes());
+}
+
+fn push_seq_qual(out: &mut Vec<u8>, read: &ReadView<'_>, rev: bool) {
+    if read.seq.is_empty() {
+        out.extend_from_slice(b"*\t*");
+        return;
+    }
+    if rev {
+        out.extend(read.seq.iter().rev().map(|&b| COMPLEMENT[b as usize]));
+    } else {
+        out.extend_from_slice(read.seq);
+    }
+    out.push(b'\t');
+    match read.qual {
+        Some(q) if rev => out.extend(q.iter().rev()),
+        Some(q) => out.extend_from_slice(q),
+        None => out.push(b'*'),
+    }
+}
+
+fn push_name(out: &mut Vec<u8>, name: &[u8]) {
+    if name.is_empty() {
+        out.push(b'*');
+    } else {
+        out.extend_from_slice(name);
+    }
+}
+
+/// Writes an unmapped record (flag 4, SEQ and QUAL as given).
+pub fn push_unmapped(out: &mut Vec<u8>, read: &ReadView<'_>) {
+    push_name(out, read.name);
+    out.extend_from_slice(b"\t4\t*\t0\t0\t*\t*\t0\t0\t");
+    push_seq_qual(out, read, false);
+    out.push(b'\n');
+}
+
+/// What goes on one mapped record besides the hit itself.
+#[derive(Clone, Copy, Debug)]
+pub struct MappedFields<'a> {
+    /// Flag 0x100.
+    pub secondary: bool,
+    /// MAPQ.
+    pub mapq: u8,
+    /// X0: number of hits.
+    pub hits: usize,
+    /// Alternatives for XA (empty: no XA tag).
+    pub xa: &'a [Hit],
+}
+
+/// Writes a mapped record: exact match, CIGAR `{len}M`, NM:i:0, X0:i, XA:Z.
+pub fn push_mapped(
+    out: &mut Vec<u8>,
+    read: &ReadView<'_>,
+    hit: &Hit,
+    f: MappedFields<'_>,
+    layout: &Layout,
+) {
+    let len = read.seq.len() as u64;
+    push_name(out, read.name);
+    out.push(b'\t');
+    push_int(
+        out,
+        (if hit.rev { 16 } else { 0 }) | (if f.secondary { 256 } else { 0 }),
+    );
+    out.push(b'\t');
+    out.extend_from_slice(layout.contigs[hit.contig as usize].name.as_bytes());
+    out.push(b'\t');
+    push_int(out, hit.pos + 1);
+    out.push(b'\t');
+    push_int(out, f.mapq as u64);
+    out.push(b'\t');
+    push_int(out, len);
+    out.extend_from_slice(b"M\t*\t0\t0\t");
+    push_seq_qual(out, read, hit.rev);
+    out.extend_from_slice(b"\tNM:i:0\tX0:i:");
+    push_int(out, f.hits as u64);
+    if !f.xa.is_empty() {
+        out.extend_from_slice(b"\tXA:Z:");
+        for h in f.xa {
+            out.extend_from_slice(layout.contigs[h.contig as usize].name.as_bytes());
+            out.extend_from_slice(if h.rev { b",-" } else { b",+" });
+            push_int(out, h.pos + 1);
+            out.push(b',');
+            push_int(out, len);
+            out.extend_from_slice(b"M,0;");
+        }
+    }
+    out.push(b'\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reference::read_fasta_from;
+    use noodles_sam::alignment::Record as _;
+    use std::path::Path;
+
+    fn layout() -> Layout {
+        read_fasta_from(&b">chr1 x\nACGTACGTNN\n>chr2\nGGGG\n"[..], Path::new("t"))
+            .unwrap()
+            .layout
+    }
+
+    #[test]
+    fn header_and_records_parse_with_noodles() {
+        let l = layout();
+        let mut text = header(&l, "fmalign map x.fa r.fq").unwrap();
+        let hd = String::from_utf8(text.clone()).unwrap();
+        assert!(
+            hd.starts_with("@HD\tVN:1.6\tSO:unsorted\n@SQ\tSN:chr1\tLN:10\tM5:"),
+            "{hd}"
+        );
+        assert!(hd.contains("@PG\tID:fmalign\tPN:fmalign\tVN:"));
+        let read = ReadView {
+            name: b"r1",
+            seq: b"ACgTN",
+            qual: Some(b"ABCDE"),
+        };
+        let hits = [
+            Hit {
+                contig: 1,
+                pos: 2,
+                rev: true,
+            },
+            Hit {
+                contig: 0,
+                pos: 0,
+                rev: false,
+            },
+        ];
+        push_mapped(
+            &mut text,
+            &read,
+            &hits[0],
+            MappedFields {
+                secondary: false,
+                mapq: 0,
+                hits: 2,
+                xa: &hits[1..],
+            },
+            &l,
+        );
+        push_mapped(
+            &mut text,
+            &read,
+            &hits[1],
+            MappedFields {
+                secondary: true,
+                mapq: 0,
+                hits: 2,
+                xa: &[],
+            },
+            &l,
+        );
+        push_unmapped(
+            &mut text,
+            &ReadView {
+                name: b"",
+                seq: b"",
+                qual: None,
+            },
+        );
+        let s = String::from_utf8(text.clone()).unwrap();
+        assert!(s.contains("r1\t16\tchr2\t3\t0\t5M\t*\t0\t0\tNaCGT\tEDCBA\tNM:i:0\tX0:i:2\tXA:Z:chr1,+1,5M,0;\n"), "{s}");
+        let mut reader = sam::io::Reader::new(&text[..]);
+        let h = reader.read_header().unwrap();
+        let recs: Vec<_> = reader
+            .record_bufs(&h)
+            .collect::<std::io::Result<_>>()
+            .unwrap();
+        assert_eq!(recs.len(), 3);
+        assert!(recs[0].flags().is_reverse_complemented());
+        assert_eq!(recs[0].alignment_start().map(usize::from), Some(3));
+        assert!(recs[1].flags().is_secondary());
+        assert!(recs[2].flags().is_unmapped());
+        let _ = recs[0].name();
+    }
+
+    #[test]
+    fn complement_table() {
+        let s: Vec<u8> = b"ACGTNacgtnRYKMBVDH."
+            .iter()
+            .map(|&b| COMPLEMENT[b as usize])
+            .collect();
+        assert_eq!(&s, b"TGCANtgcanYRMKVBHD.");
+    }
+}

@@ -1,0 +1,123 @@
+//! Text position → reference position. The text is the concatenation of the
+//! maximal runs of unambiguous bases ("segments") of every contig; a match is
+//! reported only if it lies inside one segment, so it never covers an
+//! ambiguous base nor spans two contigs.
+
+use crate::reference::Layout;
+
+/// A maximal run of unambiguous bases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// First text position.
+    pub text_start: u64,
+    /// Number of bases.
+    pub len: u64,
+    /// Contig index.
+    pub contig: u32,
+    /// 0-based position of the first base in the contig.
+    pub contig_start: u64,
+}
+
+/// All segments, sorted by text position.
+#[derive(Clone, Debug, Default)]
+pub struct Segments(pub Vec<Segment>);
+
+impl Segments {
+    /// Derives the segments from contigs and holes. Returns `Err` with a
+    /// description if the layout is inconsistent (holes out of order or out
+    /// of range, text offsets that do not add up).
+    pub fn new(layout: &Layout) -> Result<Segments, String> {
+        let mut segs = Vec::new();
+        let mut holes = layout.holes.iter().peekable();
+        let mut text = 0u64;
+        for (k, contig) in layout.contigs.iter().enumerate() {
+            if contig.text_offset != text {
+                return Err(format!(
+                    "contig {} has text offset {}, expected {text}",
+                    contig.name, contig.text_offset
+                ));
+            }
+            let mut cursor = 0u64;
+            while let Some(h) = holes.next_if(|h| h.contig as usize == k) {
+                if h.start < cursor
+                    || h.len == 0
+                    || h.start.saturating_add(h.len) > contig.len
+                    || (h.start == cursor && cursor > 0)
+                {
+                    return Err(format!(
+                        "ambiguous run at {}:{} is out of order or out of range",
+                        contig.name, h.start
+                    ));
+                }
+                if h.start > cursor {
+                    segs.push(Segment {
+                        text_start: text,
+                        len: h.start - cursor,
+                        contig: k as u32,
+                        contig_start: cursor,
+                    });
+                    text += h.start - cursor;
+                }
+                cursor = h.start + h.len;
+            }
+            if contig.len > cursor {
+                segs.push(Segment {
+                    text_start: text,
+                    len: contig.len - cursor,
+                    contig: k as u32,
+                    contig_start: cursor,
+                });
+                text += contig.len - cursor;
+            }
+        }
+        if holes.next().is_some() {
+            return Err("ambiguous runs reference a missing contig or are out of order".into());
+        }
+        Ok(Segments(segs))
+    }
+
+    /// Total text length the segments cover.
+    pub fn text_len(&self) -> u64 {
+        self.0.last().map_or(0, |s| s.text_start + s.len)
+    }
+
+    /// The contig and 0-based contig position of a match of `len` bases at
+    /// text position `pos`, or `None` if it runs past its segment.
+    #[inline]
+    pub fn resolve(&self, pos: u64, len: u64) -> Option<(u32, u64)> {
+        let k = self
+            .0
+            .partition_point(|s| s.text_start <= pos)
+            .checked_sub(1)?;
+        let s = &self.0[k];
+        (pos + len <= s.text_start + s.len)
+            .then(|| (s.contig, s.contig_start + (pos - s.text_start)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reference::read_fasta_from;
+    use std::path::Path;
+
+    #[test]
+    fn resolve_respects_holes_and_contigs() {
+        let r = read_fasta_from(
+            &b">a\nNACNNGTN\n>b\nT\n>c\nNN\n>d\nGG\n"[..],
+            Path::new("t"),
+        )
+        .unwrap();
+        let s = Segments::new(&r.layout).unwrap();
+        assert_eq!(s.text_len(), r.text.len() as u64);
+        assert_eq!(s.0.len(), 4);
+        assert_eq!(s.resolve(0, 2), Some((0, 1)));
+        assert_eq!(s.resolve(1, 1), Some((0, 2)));
+        assert_eq!(s.resolve(1, 2), None); // would cover the NN
+        assert_eq!(s.resolve(2, 2), Some((0, 5)));
+        assert_eq!(s.resolve(3, 2), None); // would span contigs a and b
+        assert_eq!(s.resolve(4, 1), Some((1, 0)));
+        assert_eq!(s.resolve(5, 2), Some((3, 0)));
+        assert_eq!(s.resolve(6, 2), None);
+    }
+}
