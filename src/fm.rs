@@ -188,6 +188,23 @@ impl FmIndex<'_> {
             + line.count_before(c, r)
     }
 
+    /// Hints the CPU to load the Occ line that a rank query at row `i` reads.
+    #[inline(always)]
+    pub fn prefetch(&self, i: u64) {
+        let l = (self.b_pos(i) / LINE_BASES) as usize;
+        #[cfg(target_arch = "x86_64")]
+        if let Some(line) = self.occ.get(l) {
+            // SAFETY: prefetching is a hint; the pointer is to a live element.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    (line as *const OccLine).cast(),
+                );
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = l;
+    }
+
     /// All rows (the empty pattern).
     pub fn full(&self) -> Interval {
         Interval {
@@ -218,6 +235,54 @@ impl FmIndex<'_> {
             }
         }
         iv
+    }
+
+    /// [`FmIndex::locate`] of many rows, `lanes` walks in lockstep with
+    /// prefetching so that their cache misses overlap. `out[k]` is the
+    /// position of `rows[k]`.
+    pub fn locate_many(&self, rows: &[u64], lanes: usize, out: &mut Vec<u64>) {
+        out.clear();
+        out.resize(rows.len(), 0);
+        let mask = (1u64 << self.sample_shift) - 1;
+        // (index into rows, current row, steps)
+        let mut slots: Vec<(usize, u64, u64)> = Vec::with_capacity(lanes);
+        let mut next = 0;
+        while next < rows.len() && slots.len() < lanes {
+            slots.push((next, rows[next], 0));
+            next += 1;
+        }
+        while !slots.is_empty() {
+            let mut k = 0;
+            while k < slots.len() {
+                let (idx, i, steps) = slots[k];
+                let done = if i & mask == 0 {
+                    Some(self.ssa.get((i >> self.sample_shift) as usize) + steps)
+                } else if i == self.primary {
+                    Some(steps)
+                } else {
+                    None
+                };
+                match done {
+                    Some(pos) => {
+                        out[idx] = pos;
+                        if next < rows.len() {
+                            slots[k] = (next, rows[next], 0);
+                            self.prefetch(rows[next]);
+                            next += 1;
+                        } else {
+                            slots.swap_remove(k);
+                            continue;
+                        }
+                    }
+                    None => {
+                        let j = self.lf(i);
+                        self.prefetch(j);
+                        slots[k] = (idx, j, steps + 1);
+                    }
+                }
+                k += 1;
+            }
+        }
     }
 
     /// `SA'[i]`: the text position of row `i`, by LF-walking to a sampled row.

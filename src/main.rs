@@ -271,6 +271,23 @@ fn run_map(a: MapArgs) -> Result<()> {
             let w = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout());
             map_reads(&index, source, w, "<stdout>", &cfg, &cl, &progress)
         }
+        Some(path) if path.exists() && !path.is_file() => {
+            // /dev/null, a FIFO, a terminal: write straight to it.
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| fmalign::Error::io(path, e))?;
+            let name = path.display().to_string();
+            map_reads(
+                &index,
+                source,
+                std::io::BufWriter::with_capacity(1 << 20, f),
+                &name,
+                &cfg,
+                &cl,
+                &progress,
+            )
+        }
         Some(path) => {
             let tmp = temp_path(path);
             let result = std::fs::File::create(&tmp)

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::fastq::{Batch, ReadSource};
-use crate::fm::FmIndex;
+use crate::fm::{FmIndex, Interval};
 use crate::index::Index;
 use crate::sam::{self, Hit, MAPQ_UNIQUE, MappedFields, ReadView};
 use crate::segments::Segments;
@@ -81,56 +81,117 @@ static CODE: [u8; 256] = {
     t
 };
 
-/// Backward search of the read (and of its reverse complement), then
-/// locate and keep the hits inside one segment. Sorted by contig, position
-/// and strand.
-pub fn exact_hits(fm: &FmIndex<'_>, segments: &Segments, seq: &[u8]) -> Vec<Hit> {
-    let mut hits = Vec::new();
-    let len = seq.len() as u64;
-    if seq.is_empty() || seq.iter().any(|&b| CODE[b as usize] > 3) {
-        return hits;
+/// The next code a strand's backward search prepends, `k` steps in: the
+/// forward read from its end, or the reverse complement from its end (the
+/// complement of the read from its start).
+#[inline(always)]
+fn code_at(seq: &[u8], rev: bool, k: usize) -> u8 {
+    if rev {
+        3 - CODE[seq[k] as usize]
+    } else {
+        CODE[seq[seq.len() - 1 - k] as usize]
     }
-    // Forward strand: prepend the read's bases from its end.
-    let mut iv = fm.full();
-    for &b in seq.iter().rev() {
-        iv = fm.extend(iv, CODE[b as usize]);
-        if iv.is_empty() {
-            break;
-        }
-    }
-    collect(fm, segments, iv, len, false, &mut hits);
-    // Reverse strand: the reverse complement, prepended from its end, is the
-    // complement of the read from its start.
-    let mut iv = fm.full();
-    for &b in seq {
-        iv = fm.extend(iv, 3 - CODE[b as usize]);
-        if iv.is_empty() {
-            break;
-        }
-    }
-    collect(fm, segments, iv, len, true, &mut hits);
-    hits.sort_unstable();
-    hits
 }
 
-fn collect(
-    fm: &FmIndex<'_>,
-    segments: &Segments,
-    iv: crate::fm::Interval,
-    len: u64,
-    rev: bool,
-    hits: &mut Vec<Hit>,
-) {
-    if iv.is_empty() {
-        return;
+/// Whether a read can have an exact hit at all (non-empty, only A/C/G/T).
+fn searchable(seq: &[u8]) -> bool {
+    !seq.is_empty() && seq.iter().all(|&b| CODE[b as usize] <= 3)
+}
+
+/// Searches in flight at once: enough independent Occ-line loads to hide
+/// memory latency (measured in docs/BENCHMARKS.md).
+const INTERLEAVE: usize = 64;
+
+/// Backward search of every read on both strands, `INTERLEAVE` searches in
+/// lockstep: each step prefetches the Occ lines of the next one, so cache
+/// misses of different reads overlap. Returns `[forward, reverse]` intervals
+/// per read (empty for reads that cannot match) and the number of steps.
+pub fn search_intervals(fm: &FmIndex<'_>, reads: &[&[u8]]) -> (Vec<[Interval; 2]>, u64) {
+    let empty = Interval { lo: 0, hi: 0 };
+    let mut out = vec![[empty; 2]; reads.len()];
+    let mut jobs = reads
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| searchable(r))
+        .flat_map(|(i, _)| [(i, false), (i, true)]);
+    // (read, strand, steps taken, interval)
+    let mut slots: Vec<(usize, bool, usize, Interval)> = Vec::with_capacity(INTERLEAVE);
+    for (i, rev) in jobs.by_ref().take(INTERLEAVE) {
+        slots.push((i, rev, 0, fm.full()));
     }
-    hits.reserve(iv.len() as usize);
-    for row in iv.lo..iv.hi {
-        let p = fm.locate(row);
-        if let Some((contig, pos)) = segments.resolve(p, len) {
-            hits.push(Hit { contig, pos, rev });
+    let mut steps = 0u64;
+    while !slots.is_empty() {
+        let mut k = 0;
+        while k < slots.len() {
+            let (i, rev, done, iv) = slots[k];
+            let seq = reads[i];
+            let next = fm.extend(iv, code_at(seq, rev, done));
+            steps += 1;
+            if next.is_empty() || done + 1 == seq.len() {
+                out[i][rev as usize] = next;
+                match jobs.next() {
+                    Some((j, r)) => slots[k] = (j, r, 0, fm.full()),
+                    None => {
+                        slots.swap_remove(k);
+                        continue;
+                    }
+                }
+            } else {
+                slots[k] = (i, rev, done + 1, next);
+                fm.prefetch(next.lo);
+                fm.prefetch(next.hi);
+            }
+            k += 1;
         }
     }
+    (out, steps)
+}
+
+/// Backward-search steps and matching rows (both strands) of a set of reads,
+/// without locate: the counting benchmark of `benches/search.rs`.
+pub fn count_steps(fm: &FmIndex<'_>, reads: &[&[u8]]) -> (u64, u64) {
+    let (ivs, steps) = search_intervals(fm, reads);
+    (steps, ivs.iter().map(|[f, r]| f.len() + r.len()).sum())
+}
+
+/// Exact hits of many reads: interleaved backward search, then interleaved
+/// locate of every matching row, then the segment filter. `hits[k]` are read
+/// `k`'s hits sorted by contig, position and strand.
+pub fn exact_hits_many(fm: &FmIndex<'_>, segments: &Segments, reads: &[&[u8]]) -> Vec<Vec<Hit>> {
+    let (ivs, _) = search_intervals(fm, reads);
+    let mut rows = Vec::new();
+    for [f, r] in &ivs {
+        rows.extend(f.lo..f.hi);
+        rows.extend(r.lo..r.hi);
+    }
+    let mut pos = Vec::new();
+    fm.locate_many(&rows, INTERLEAVE, &mut pos);
+    let mut at = 0;
+    reads
+        .iter()
+        .zip(&ivs)
+        .map(|(seq, [f, r])| {
+            let len = seq.len() as u64;
+            let mut hits = Vec::new();
+            for (n, rev) in [(f.len() as usize, false), (r.len() as usize, true)] {
+                for &p in &pos[at..at + n] {
+                    if let Some((contig, pos)) = segments.resolve(p, len) {
+                        hits.push(Hit { contig, pos, rev });
+                    }
+                }
+                at += n;
+            }
+            hits.sort_unstable();
+            hits
+        })
+        .collect()
+}
+
+/// Exact hits of one read on both strands.
+pub fn exact_hits(fm: &FmIndex<'_>, segments: &Segments, seq: &[u8]) -> Vec<Hit> {
+    exact_hits_many(fm, segments, &[seq])
+        .pop()
+        .expect("one read")
 }
 
 /// FNV-1a of the read name: picks the primary among equal hits, the same
@@ -205,10 +266,12 @@ fn process_batch(batch: &Batch, index: &Index, cfg: &MapConfig) -> (Vec<u8>, Map
         .map(|c| {
             let mut out = Vec::with_capacity(CHUNK_READS * 400);
             let mut st = MapStats::default();
-            for i in c * CHUNK_READS..((c + 1) * CHUNK_READS).min(batch.len()) {
+            let range = c * CHUNK_READS..((c + 1) * CHUNK_READS).min(batch.len());
+            let seqs: Vec<&[u8]> = range.clone().map(|i| batch.get(i).seq).collect();
+            let all_hits = exact_hits_many(&fm, &index.segments, &seqs);
+            for (i, hits) in range.zip(&all_hits) {
                 let read = batch.get(i);
-                let hits = exact_hits(&fm, &index.segments, read.seq);
-                let w = format_read(&mut out, &read, &hits, cfg, index);
+                let w = format_read(&mut out, &read, hits, cfg, index);
                 st.reads += 1;
                 st.bases += read.seq.len() as u64;
                 st.mapped += (w > 0) as u64;
