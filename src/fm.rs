@@ -37,30 +37,20 @@ const LOW: u64 = 0x5555_5555_5555_5555;
 /// Each code repeated over a word.
 const PATTERN: [u64; 4] = [0, LOW, LOW << 1, u64::MAX];
 
-/// Occurrences of `c` among the first `k` (0..=32) bases of `w`.
-#[inline(always)]
-fn count_prefix(w: u64, c: u8, k: u32) -> u64 {
-    let y = w ^ PATTERN[c as usize];
-    let differ = (y | (y >> 1)) & LOW;
-    let mask = if k >= 32 {
-        LOW
-    } else {
-        ((1u64 << (2 * k)) - 1) & LOW
-    };
-    (k - (differ & mask).count_ones()) as u64
-}
-
 impl OccLine {
-    /// Occurrences of `c` among the first `r` (0..192) bases of this line.
+    /// Occurrences of `c` among the first `r` (0..=192) bases of this line.
+    /// Branch-free: all six words are counted under masks, which beats a
+    /// loop whose trip count the branch predictor cannot guess.
     #[inline(always)]
     pub fn count_before(&self, c: u8, r: u32) -> u64 {
-        let full = (r / 32) as usize;
+        let pat = PATTERN[c as usize];
         let mut sum = 0;
-        for &w in &self.bits[..full] {
-            sum += count_prefix(w, c, 32);
-        }
-        if full < 6 {
-            sum += count_prefix(self.bits[full], c, r % 32);
+        for (w, &word) in self.bits.iter().enumerate() {
+            let y = word ^ pat;
+            let equal = !(y | (y >> 1)) & LOW;
+            let lim = (2 * r as i64 - 64 * w as i64).clamp(0, 64) as u32;
+            let mask = ((1u128 << lim) - 1) as u64;
+            sum += (equal & mask).count_ones() as u64;
         }
         sum
     }

@@ -294,7 +294,8 @@ mod tests {
                 "duplicate sequence name 'a' (first at line 1)",
             ),
             (">a\nAC\nAXT\n", "line 3: invalid character"),
-            (">a\n\n>b\n", "no sequence with bases"),
+            (">a\n\n>b\n\n", "no sequence with bases"),
+            (">a\nACGT\n>b\n", "unexpected end of file (line 3)"),
             ("@r\nACGT\n+\nIIII\n", "FASTQ"),
             ("\u{1}\u{2}\u{3}\u{0}binary", "not a FASTA"),
         ] {

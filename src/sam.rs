@@ -259,7 +259,7 @@ mod tests {
             },
         );
         let s = String::from_utf8(text.clone()).unwrap();
-        assert!(s.contains("r1\t16\tchr2\t3\t0\t5M\t*\t0\t0\tNaCGT\tEDCBA\tNM:i:0\tX0:i:2\tXA:Z:chr1,+1,5M,0;\n"), "{s}");
+        assert!(s.contains("r1\t16\tchr2\t3\t0\t5M\t*\t0\t0\tNAcGT\tEDCBA\tNM:i:0\tX0:i:2\tXA:Z:chr1,+1,5M,0;\n"), "{s}");
         let mut reader = sam::io::Reader::new(&text[..]);
         let h = reader.read_header().unwrap();
         let recs: Vec<_> = reader
