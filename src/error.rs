@@ -8,7 +8,7 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// An I/O error on a named file.
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
@@ -24,7 +24,7 @@ pub enum Error {
         msg: String,
     },
     /// An index file that cannot be used.
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Format {
         /// The index file.
         path: PathBuf,

@@ -215,7 +215,7 @@ impl FmIndex<'_> {
 
     /// Rows of the suffixes prefixed by `pattern` (codes 0..=3). The rows
     /// include only real suffixes: the `$` row never matches a non-empty
-    /// pattern. Also returns the LF steps taken.
+    /// pattern.
     pub fn backward_search(&self, pattern: &[u8]) -> Interval {
         let mut iv = self.full();
         for &c in pattern.iter().rev() {
@@ -249,6 +249,8 @@ impl FmIndex<'_> {
                     Some(self.ssa.get((i >> self.sample_shift) as usize) + steps)
                 } else if i == self.primary {
                     Some(steps)
+                } else if steps > self.n {
+                    Some(u64::MAX) // a crafted index (see `locate`)
                 } else {
                     None
                 };
@@ -281,8 +283,10 @@ impl FmIndex<'_> {
         let mask = (1u64 << self.sample_shift) - 1;
         let mut steps = 0;
         while i & mask != 0 {
-            if i == self.primary {
-                return steps;
+            // `steps > n` only on a crafted index whose LF has a cycle without
+            // samples: give a position no segment contains.
+            if i == self.primary || steps > self.n {
+                return if steps > self.n { u64::MAX } else { steps };
             }
             i = self.lf(i);
             steps += 1;

@@ -148,7 +148,7 @@ pub fn build_and_write(reference: Reference, cfg: &IndexConfig, out: &Path) -> R
 
 /// Receives the header flags and the encoded sections, writes them, returns
 /// the byte count.
-type Sink<'s> = dyn FnMut(u32, &[&[u8]]) -> Result<u64> + 's;
+type Sink<'s> = dyn FnMut(u32, &[&[u8]]) -> Result<u64> + Send + 's;
 
 fn build_with(reference: Reference, cfg: &IndexConfig, sink: &mut Sink<'_>) -> Result<BuildReport> {
     if !cfg.sa_sample.is_power_of_two() || cfg.sa_sample > 1 << 16 {
@@ -157,12 +157,23 @@ fn build_with(reference: Reference, cfg: &IndexConfig, sink: &mut Sink<'_>) -> R
             cfg.sa_sample
         )));
     }
-    let wide = cfg.wide || reference.text.len() as u64 >= WIDE_THRESHOLD;
-    if wide {
-        build_typed::<u64>(reference, cfg, sink)
-    } else {
-        build_typed::<u32>(reference, cfg, sink)
+    if cfg.threads == 0 {
+        return Err(Error::Usage(
+            "the number of threads must be at least 1".into(),
+        ));
     }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(cfg.threads)
+        .build()
+        .map_err(|e| Error::Usage(format!("cannot start {} threads: {e}", cfg.threads)))?;
+    let wide = cfg.wide || reference.text.len() as u64 >= WIDE_THRESHOLD;
+    pool.install(|| {
+        if wide {
+            build_typed::<u64>(reference, cfg, sink)
+        } else {
+            build_typed::<u32>(reference, cfg, sink)
+        }
+    })
 }
 
 fn build_typed<P: Pos>(
@@ -410,8 +421,8 @@ impl Index {
         }
     }
 
-    /// Cross-field invariants, checked in O(contigs + holes) before use, so
-    /// that no later slice access can go out of bounds.
+    /// Cross-field invariants and the Occ counts, checked before use, so that
+    /// no later slice access can go out of bounds.
     fn validate(&self) -> std::result::Result<(), String> {
         let m = &self.meta;
         let n = m.text_len;
@@ -455,12 +466,20 @@ impl Index {
                 ));
             }
         }
-        // The totals at the end of B must agree with C.
+        if m.sa_sample > 1 << 16 {
+            return Err("SA sampling rate is larger than 65536".into());
+        }
+        // Every Occ count, so that rank and LF stay in 0..=n+1, and every
+        // sample, so that locate stays in 0..=n (one pass each; the CRCs
+        // have read these bytes already).
         let fm = self.fm();
-        for c in 0..4u8 {
-            if fm.rank(c, n + 1) != m.c[c as usize + 1] - m.c[c as usize] {
-                return Err("Occ counts disagree with C".into());
-            }
+        crate::check::verify_occ(&fm)?;
+        let bad_sample = match fm.ssa {
+            Ssa::U32(s) => s.iter().any(|&p| p as u64 > n),
+            Ssa::U64(s) => s.iter().any(|&p| p > n),
+        };
+        if bad_sample {
+            return Err("a sampled SA entry is larger than the text".into());
         }
         Ok(())
     }
@@ -505,8 +524,7 @@ fn decode_layout(
     Ok(layout)
 }
 
-/// Builds an index in memory (for tests and examples); `name` is used in
-/// messages.
+/// Builds an index in memory (for tests and examples).
 pub fn build_in_memory(reference: Reference, cfg: &IndexConfig) -> Result<Index> {
     let mut bytes = Vec::new();
     build_with(reference, cfg, &mut |flags, sections| {

@@ -48,7 +48,7 @@ impl Pos for u32 {
             Ok(bytemuck::cast_vec(sa))
         } else {
             // 2^31 <= n < 2^32: libsais has no unsigned 32-bit output, so sort
-            // with 64-bit positions and narrow (about 12 bytes per base at peak).
+            // with 64-bit positions and narrow (about 13 bytes per base at peak).
             let sa = u64::libsais(text, threads)?;
             Ok(sa.into_iter().map(|x| x as u32).collect())
         }

@@ -10,8 +10,10 @@ use std::io::{self, Write};
 pub const MAGIC: [u8; 8] = *b"FMALIGN\0";
 /// Version of the byte layout described by SPEC.md; bumped on any change.
 pub const FORMAT_VERSION: u32 = 1;
-/// Written as a little-endian u32; reads back as this value only on a
-/// little-endian reader.
+/// Written in the writer's native byte order, like the bulk sections (OCC,
+/// OCC_SUPER, SSA), which are used straight from an mmap: it reads back as
+/// this value only on a machine of the same byte order (every supported
+/// platform is little-endian).
 pub const ENDIAN_CHECK: u32 = 0x0A0B_0C0D;
 /// Every section starts at a multiple of this (one cache line).
 pub const ALIGN: u64 = 64;
@@ -189,7 +191,7 @@ fn encode_header(flags: u32, file_len: u64, table: &[Section]) -> Vec<u8> {
     }
     let mut h = Vec::with_capacity(HEADER_LEN as usize + t.len());
     h.extend_from_slice(&MAGIC);
-    h.extend_from_slice(&ENDIAN_CHECK.to_le_bytes());
+    h.extend_from_slice(&ENDIAN_CHECK.to_ne_bytes());
     h.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     h.extend_from_slice(&flags.to_le_bytes());
     h.extend_from_slice(&(table.len() as u32).to_le_bytes());
@@ -283,7 +285,7 @@ pub fn read(file: &[u8], verify_sections: bool) -> Result<Container, Error> {
             expected: HEADER_LEN,
         });
     }
-    let endian = u32_at(file, 8);
+    let endian = u32::from_ne_bytes(file[8..12].try_into().expect("4 bytes"));
     if endian != ENDIAN_CHECK {
         return Err(if endian == ENDIAN_CHECK.swap_bytes() {
             Error::Endianness
@@ -303,6 +305,9 @@ pub fn read(file: &[u8], verify_sections: bool) -> Result<Container, Error> {
     let file_len = u64_at(file, 24);
     if count != SectionId::ALL.len() {
         return Err(Error::Header("unexpected number of sections"));
+    }
+    if flags & !1 != 0 {
+        return Err(Error::Header("unknown flag bits are set"));
     }
     if file[40..HEADER_LEN as usize].iter().any(|&b| b != 0) {
         return Err(Error::Header("reserved bytes are not zero"));
@@ -329,6 +334,9 @@ pub fn read(file: &[u8], verify_sections: bool) -> Result<Container, Error> {
         .enumerate()
     {
         let found = u32_at(chunk, 0);
+        if u32_at(chunk, 4) != 0 || u32_at(chunk, 28) != 0 {
+            return Err(Error::Header("reserved section-table bytes are not zero"));
+        }
         if found != expected as u32 {
             return Err(Error::Layout {
                 index,
