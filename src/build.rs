@@ -67,7 +67,7 @@ pub fn fm_from_sa<P: Pos>(text: &[u8], sa: Vec<P>, sample_shift: u32) -> FmParts
     let mut sup = Vec::with_capacity((lines / SUPER_LINES + 1) as usize);
     let mut total = [0u64; 4];
     for (l, line) in occ.iter_mut().enumerate() {
-        if l as u64 % SUPER_LINES == 0 {
+        if (l as u64).is_multiple_of(SUPER_LINES) {
             sup.push(total);
         }
         let base = sup.last().expect("pushed");

@@ -25,7 +25,7 @@ pub(crate) fn verify_occ(fm: &crate::fm::FmIndex<'_>) -> std::result::Result<(),
     for (l, line) in fm.occ.iter().enumerate() {
         let l = l as u64;
         let base = fm.sup[(l / SUPER_LINES) as usize];
-        if l % SUPER_LINES == 0 && base != total {
+        if l.is_multiple_of(SUPER_LINES) && base != total {
             return Err(format!("superblock {} counts are wrong", l / SUPER_LINES));
         }
         for c in 0..4 {
@@ -43,10 +43,8 @@ pub(crate) fn verify_occ(fm: &crate::fm::FmIndex<'_>) -> std::result::Result<(),
             return Err(format!("Occ line {l} has non-zero padding"));
         }
     }
-    for c in 0..4 {
-        if fm.c[c + 1] - fm.c[c] != total[c] {
-            return Err("C disagrees with the BWT".into());
-        }
+    if (0..4).any(|c| fm.c[c + 1] - fm.c[c] != total[c]) {
+        return Err("C disagrees with the BWT".into());
     }
     Ok(())
 }

@@ -92,31 +92,16 @@ impl ReadSource {
         }
     }
 
-    /// Reads from any reader; `path` names it in messages.
-    pub fn from_reader<R: Read + Send + 'static>(mut reader: R, path: &Path) -> Result<ReadSource> {
-        let mut first = [0u8; 1];
-        let got = loop {
-            match reader.read(&mut first) {
-                Ok(k) => break k,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(Error::io(path, e)),
-            }
-        };
-        let parser = if got == 0 {
-            None
-        } else {
-            let chained = std::io::Cursor::new(first).chain(reader);
-            match needletail::parse_fastx_reader(chained) {
-                Ok(p) => Some(p),
-                // A gzip stream that decompresses to nothing: no reads.
-                Err(e)
-                    if e.kind == needletail::errors::ParseErrorKind::EmptyFile
-                        && first[0] == 0x1f =>
-                {
-                    None
-                }
-                Err(e) => return Err(Error::input(path, read_parse_message(&e))),
-            }
+    /// Reads from any reader; `path` names it in messages. Gzip is
+    /// decompressed here rather than by needletail, so that an empty
+    /// compressed file (no reads) is told apart from a truncated one (error).
+    pub fn from_reader<R: Read + Send + 'static>(reader: R, path: &Path) -> Result<ReadSource> {
+        let parser = match crate::input::decompressed(reader, path)? {
+            None => None,
+            Some(input) => Some(
+                needletail::parse_fastx_reader(input)
+                    .map_err(|e| Error::input(path, read_parse_message(&e)))?,
+            ),
         };
         Ok(ReadSource {
             path: path.into(),
@@ -161,7 +146,7 @@ fn read_parse_message(e: &needletail::errors::ParseError) -> String {
         K::EmptyFile => "not a FASTQ or FASTA file".into(),
         K::UnexpectedEnd => format!("truncated record ({at})"),
         K::UnequalLengths => format!("quality and sequence lengths differ ({at})"),
-        K::InvalidSeparator => format!("{} ({at})", e.msg.replace("'\\", "'")),
+        K::InvalidSeparator => format!("expected a '+' separator line ({at})"),
         K::InvalidStart => format!("{} ({at})", e.msg),
     }
 }

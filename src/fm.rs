@@ -55,6 +55,23 @@ impl OccLine {
         sum
     }
 
+    /// Occurrences of `c` among the first `r1` and the first `r2` bases: one
+    /// pass for both ends of an interval that falls in one line.
+    #[inline(always)]
+    pub fn count_before2(&self, c: u8, r1: u32, r2: u32) -> (u64, u64) {
+        let pat = PATTERN[c as usize];
+        let (mut s1, mut s2) = (0, 0);
+        for (w, &word) in self.bits.iter().enumerate() {
+            let y = word ^ pat;
+            let equal = !(y | (y >> 1)) & LOW;
+            let lim1 = (2 * r1 as i64 - 64 * w as i64).clamp(0, 64) as u32;
+            let lim2 = (2 * r2 as i64 - 64 * w as i64).clamp(0, 64) as u32;
+            s1 += (equal & ((1u128 << lim1) - 1) as u64).count_ones() as u64;
+            s2 += (equal & ((1u128 << lim2) - 1) as u64).count_ones() as u64;
+        }
+        (s1, s2)
+    }
+
     /// The base at offset `r` (0..192).
     #[inline(always)]
     pub fn base(&self, r: u32) -> u8 {
@@ -207,6 +224,21 @@ impl FmIndex<'_> {
     #[inline(always)]
     pub fn extend(&self, iv: Interval, c: u8) -> Interval {
         let base = self.c[c as usize];
+        let (jlo, jhi) = (self.b_pos(iv.lo), self.b_pos(iv.hi));
+        let l = jlo / LINE_BASES;
+        if l == jhi / LINE_BASES {
+            // Narrow intervals (most steps after the first dozen): one line.
+            let line = &self.occ[l as usize];
+            let before = base
+                + self.sup[(l / SUPER_LINES) as usize][c as usize]
+                + line.counts[c as usize] as u64;
+            let (a, b) =
+                line.count_before2(c, (jlo % LINE_BASES) as u32, (jhi % LINE_BASES) as u32);
+            return Interval {
+                lo: before + a,
+                hi: before + b,
+            };
+        }
         Interval {
             lo: base + self.rank(c, iv.lo),
             hi: base + self.rank(c, iv.hi),

@@ -16,6 +16,7 @@ pub mod error;
 pub mod fastq;
 pub mod fm;
 pub mod index;
+pub mod input;
 pub mod map;
 pub mod reference;
 pub mod sa;

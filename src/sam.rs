@@ -190,7 +190,6 @@ pub fn push_mapped(
 mod tests {
     use super::*;
     use crate::reference::read_fasta_from;
-    use noodles_sam::alignment::Record as _;
     use std::path::Path;
 
     fn layout() -> Layout {

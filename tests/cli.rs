@@ -1,0 +1,595 @@
+//! The real `fmalign` binary on the small real data in `test_data/`: index,
+//! map (every reporting mode checked against the naive oracle), output that
+//! does not depend on threads or batch size, stdin, `-o`, gzip input and
+//! references, INDEX given as the FASTA, `info`, `check`, 64-bit positions,
+//! and the SAM through noodles and (when installed) samtools.
+
+mod common;
+
+use std::path::Path;
+
+use common::{FqRead, Mode, RefSeq, Rng, check_records, run_ok, without_pg};
+
+/// A temporary directory holding a copy of a `test_data` reference.
+fn setup(name: &str) -> (tempfile::TempDir, Vec<RefSeq>) {
+    let dir = tempfile::tempdir().unwrap();
+    let fasta = std::fs::read(common::test_data(name)).unwrap();
+    std::fs::write(dir.path().join(name), &fasta).unwrap();
+    (
+        dir,
+        common::parse_fasta(&common::read_maybe_gz(&common::test_data(name))),
+    )
+}
+
+/// Reads for the lambda tests: sampled ones (both strands, any case, with
+/// N, across junctions), a few tiny ones, real RNA-seq reads from human
+/// chr20 (nearly all unmapped), an empty read, and reads whose names carry
+/// a comment.
+fn lambda_reads(refs: &[RefSeq]) -> Vec<FqRead> {
+    let mut rng = Rng::new(7);
+    let mut reads = common::sample_reads(&mut rng, refs, 500);
+    common::limit_short(&mut reads, 6, 12);
+    let human = common::parse_fastq(
+        &std::fs::read(common::test_data("human_chr20_rnaseq_60bp.fq")).unwrap(),
+    );
+    reads.extend(human.into_iter().take(300));
+    reads.push(FqRead {
+        name: "empty".into(),
+        seq: Vec::new(),
+        qual: Vec::new(),
+    });
+    reads
+}
+
+fn fastq_with_comments(reads: &[FqRead]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, r) in reads.iter().enumerate() {
+        out.extend_from_slice(format!("@{} comment {i}\n", r.name).as_bytes());
+        out.extend_from_slice(&r.seq);
+        out.extend_from_slice(b"\n+\n");
+        out.extend_from_slice(&r.qual);
+        out.push(b'\n');
+    }
+    out
+}
+
+fn stdout_of(dir: &Path, args: &[&str]) -> Vec<u8> {
+    let out = run_ok(dir, args, None);
+    assert!(!out.stdout.is_empty(), "no output from {args:?}");
+    out.stdout
+}
+
+#[test]
+fn lambda_index_and_map_in_every_mode() {
+    let (dir, refs) = setup("lambda_virus.fa");
+    let d = dir.path();
+    let out = run_ok(d, &["index", "-q", "-t", "2", "lambda_virus.fa"], None);
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        common::list_dir(d),
+        ["lambda_virus.fa", "lambda_virus.fa.fmi"]
+    );
+    let reads = lambda_reads(&refs);
+    std::fs::write(d.join("reads.fq"), fastq_with_comments(&reads)).unwrap();
+    let idx = "lambda_virus.fa.fmi";
+
+    let base = stdout_of(d, &["map", "-q", "-t", "1", idx, "reads.fq"]);
+    check_records(&refs, &reads, &base, Mode::Best(3));
+    // Nothing but the reads decides the output: threads and batch sizes
+    // give the same bytes (@PG CL leaves -t/-K/-q out).
+    for args in [
+        &["map", "-q", "-t", "2", idx, "reads.fq"][..],
+        &["map", "-q", "-t", "3", idx, "reads.fq"],
+        &["map", "-q", "-K", "1", idx, "reads.fq"],
+        &["map", "-q", "-K", "100", "-t", "3", idx, "reads.fq"],
+        &[
+            "map",
+            "-q",
+            "--threads=2",
+            "--batch-bases=7",
+            idx,
+            "reads.fq",
+        ],
+        &["map", idx, "reads.fq"],
+    ] {
+        assert!(stdout_of(d, args) == base, "{args:?} differs from -t 1");
+    }
+
+    for (mode, args) in [
+        (Mode::Best(0), &["--max-xa", "0"][..]),
+        (Mode::Best(10), &["--max-xa", "10"]),
+        (Mode::UpTo(1), &["-k", "1"]),
+        (Mode::UpTo(2), &["-k", "2"]),
+        (Mode::UpTo(5), &["-k", "5"]),
+        (Mode::All, &["-a"]),
+    ] {
+        let mut all = vec!["map", "-q", "-t", "2"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&[idx, "reads.fq"]);
+        let sam = stdout_of(d, &all);
+        check_records(&refs, &reads, &sam, mode);
+        all[3] = "1";
+        all.insert(4, "-K");
+        all.insert(5, "50");
+        assert!(stdout_of(d, &all) == sam, "{all:?} differs");
+    }
+}
+
+#[test]
+fn stdin_output_file_and_gzip_reads() {
+    let (dir, refs) = setup("lambda_virus.fa");
+    let d = dir.path();
+    run_ok(d, &["index", "-q", "lambda_virus.fa"], None);
+    let reads = lambda_reads(&refs);
+    let fq = common::fastq_text(&reads);
+    std::fs::write(d.join("reads.fq"), &fq).unwrap();
+    std::fs::write(d.join("reads.fq.gz"), common::gzip(&fq)).unwrap();
+    let base = stdout_of(d, &["map", "-q", "-a", "lambda_virus.fa.fmi", "reads.fq"]);
+    check_records(&refs, &reads, &base, Mode::All);
+    let base = without_pg(&base);
+
+    let stdin = run_ok(
+        d,
+        &["map", "-q", "-a", "lambda_virus.fa.fmi", "-"],
+        Some(&fq),
+    );
+    assert!(without_pg(&stdin.stdout) == base, "stdin differs");
+    let stdin_gz = run_ok(
+        d,
+        &["map", "-q", "-a", "lambda_virus.fa.fmi", "-"],
+        Some(&common::gzip(&fq)),
+    );
+    assert!(without_pg(&stdin_gz.stdout) == base, "gzip stdin differs");
+    let gz = stdout_of(
+        d,
+        &["map", "-q", "-a", "lambda_virus.fa.fmi", "reads.fq.gz"],
+    );
+    assert!(without_pg(&gz) == base, "gzip file differs");
+
+    let o = run_ok(
+        d,
+        &[
+            "map",
+            "-q",
+            "-a",
+            "-o",
+            "out.sam",
+            "lambda_virus.fa.fmi",
+            "reads.fq",
+        ],
+        None,
+    );
+    assert!(o.stdout.is_empty(), "-o also wrote to stdout");
+    let file = std::fs::read(d.join("out.sam")).unwrap();
+    assert!(without_pg(&file) == base, "-o file differs");
+    assert!(
+        !common::list_dir(d).iter().any(|f| f.contains(".tmp.")),
+        "{:?}",
+        common::list_dir(d)
+    );
+    // -o over an existing file replaces it.
+    run_ok(
+        d,
+        &[
+            "map",
+            "-q",
+            "-k",
+            "2",
+            "-o",
+            "out.sam",
+            "lambda_virus.fa.fmi",
+            "reads.fq",
+        ],
+        None,
+    );
+    check_records(
+        &refs,
+        &reads,
+        &std::fs::read(d.join("out.sam")).unwrap(),
+        Mode::UpTo(2),
+    );
+
+    // An empty input has a header and no records.
+    let empty = run_ok(d, &["map", "-q", "lambda_virus.fa.fmi", "-"], Some(b""));
+    let (header, recs) = common::parse_sam(&empty.stdout);
+    assert!(recs.is_empty() && header.len() == 3, "{header:?}");
+}
+
+/// FASTA reads (no qualities: QUAL is `*`), multi-line ones included.
+#[test]
+fn fasta_reads() {
+    let (dir, refs) = setup("human_chrM_NC_012920.fa");
+    let d = dir.path();
+    run_ok(d, &["index", "-q", "human_chrM_NC_012920.fa"], None);
+    let mut rng = Rng::new(3);
+    let mut reads = common::sample_reads(&mut rng, &refs, 300);
+    common::limit_short(&mut reads, 6, 10);
+    let mut fa = Vec::new();
+    for r in reads.iter_mut() {
+        r.qual.clear();
+        fa.extend_from_slice(format!(">{}\n", r.name).as_bytes());
+        for line in r.seq.chunks(37) {
+            fa.extend_from_slice(line);
+            fa.push(b'\n');
+        }
+    }
+    std::fs::write(d.join("reads.fa"), &fa).unwrap();
+    let sam = stdout_of(
+        d,
+        &["map", "-q", "-a", "human_chrM_NC_012920.fa", "reads.fa"],
+    );
+    check_records(&refs, &reads, &sam, Mode::All);
+}
+
+/// The real chrM read pairs (gzip), each file mapped on its own.
+#[test]
+fn chr_m_real_reads() {
+    let (dir, refs) = setup("human_chrM_NC_012920.fa");
+    let d = dir.path();
+    run_ok(
+        d,
+        &["index", "-q", "-t", "1", "human_chrM_NC_012920.fa"],
+        None,
+    );
+    for r in [
+        "human_chrM_ERR2438055_R1.fq.gz",
+        "human_chrM_ERR2438055_R2.fq.gz",
+    ] {
+        let path = common::test_data(r);
+        let p = path.to_str().unwrap();
+        let reads = common::parse_fastq(&common::read_maybe_gz(&path));
+        let sam = stdout_of(d, &["map", "-q", "-t", "1", "human_chrM_NC_012920.fa", p]);
+        check_records(&refs, &reads, &sam, Mode::Best(3));
+        let (_, recs) = common::parse_sam(&sam);
+        assert!(
+            recs.iter().any(|r| !r.unmapped()) && recs.iter().any(|r| r.reverse()),
+            "some real reads map, on both strands"
+        );
+        let again = stdout_of(
+            d,
+            &[
+                "map",
+                "-q",
+                "-t",
+                "3",
+                "-K",
+                "1000",
+                "human_chrM_NC_012920.fa",
+                p,
+            ],
+        );
+        assert!(again == sam, "{r}: -t 3 -K 1000 differs");
+    }
+}
+
+/// The holes of a reference as `info` prints them: (name, 1-based start,
+/// 1-based end).
+fn holes(refs: &[RefSeq]) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in refs {
+        let mut p = 0;
+        while p < r.seq.len() {
+            if b"ACGT".contains(&r.seq[p]) {
+                p += 1;
+                continue;
+            }
+            let s = p;
+            while p < r.seq.len() && !b"ACGT".contains(&r.seq[p]) {
+                p += 1;
+            }
+            out.push(format!("ambiguous\t{}\t{}\t{}", r.name, s + 1, p));
+        }
+    }
+    out
+}
+
+#[test]
+fn info_and_check() {
+    for name in ["lambda_virus.fa", "human_chrM_NC_012920.fa"] {
+        let (dir, refs) = setup(name);
+        let d = dir.path();
+        run_ok(d, &["index", "-q", name], None);
+        let fmi = format!("{name}.fmi");
+        for arg in [name, fmi.as_str()] {
+            let out = run_ok(d, &["info", arg], None);
+            let text = String::from_utf8(out.stdout).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            let total: usize = refs.iter().map(|r| r.seq.len()).sum();
+            let unamb = common::unambiguous_text(&refs).len();
+            assert!(
+                lines.contains(&format!("reference_bases\t{total}").as_str()),
+                "{text}"
+            );
+            assert!(
+                lines.contains(&format!("unambiguous_bases\t{unamb}").as_str()),
+                "{text}"
+            );
+            assert!(
+                lines.contains(&format!("ambiguous_bases\t{}", total - unamb).as_str()),
+                "{text}"
+            );
+            assert!(lines.contains(&"position_bits\t32"), "{text}");
+            assert!(
+                lines.contains(&format!("contigs\t{}", refs.len()).as_str()),
+                "{text}"
+            );
+            for r in &refs {
+                let prefix = format!("contig\t{}\t{}\t", r.name, r.seq.len());
+                assert!(
+                    lines.iter().any(|l| l.starts_with(&prefix)),
+                    "{prefix} in {text}"
+                );
+            }
+            let amb: Vec<&str> = lines
+                .iter()
+                .copied()
+                .filter(|l| l.starts_with("ambiguous\t"))
+                .collect();
+            assert_eq!(amb, holes(&refs), "{text}");
+            let file_bytes = std::fs::metadata(d.join(&fmi)).unwrap().len();
+            assert!(
+                lines.contains(&format!("file_bytes\t{file_bytes}").as_str()),
+                "{text}"
+            );
+            for full in [false, true] {
+                let mut args = vec!["check", arg];
+                if full {
+                    args.push("--full");
+                }
+                let out = run_ok(d, &args, None);
+                let text = String::from_utf8(out.stdout).unwrap();
+                assert!(text.contains(": ok"), "{text}");
+            }
+        }
+    }
+}
+
+/// `index REF.fa.gz` writes REF.fa.gz.fmi, identical to the index of the
+/// plain file; `-p` names the output; INDEX may be the FASTA (plain or gz).
+#[test]
+fn gzip_reference_and_index_naming() {
+    let (dir, refs) = setup("lambda_virus.fa");
+    let d = dir.path();
+    let fasta = std::fs::read(d.join("lambda_virus.fa")).unwrap();
+    std::fs::create_dir(d.join("gz")).unwrap();
+    std::fs::write(d.join("gz/lambda_virus.fa.gz"), common::gzip(&fasta)).unwrap();
+    run_ok(d, &["index", "-q", "gz/lambda_virus.fa.gz"], None);
+    assert_eq!(
+        common::list_dir(&d.join("gz")),
+        ["lambda_virus.fa.gz", "lambda_virus.fa.gz.fmi"]
+    );
+    run_ok(d, &["index", "-q", "lambda_virus.fa"], None);
+    run_ok(
+        d,
+        &["index", "-q", "-p", "custom.idx", "lambda_virus.fa"],
+        None,
+    );
+    let plain = std::fs::read(d.join("lambda_virus.fa.fmi")).unwrap();
+    assert!(std::fs::read(d.join("gz/lambda_virus.fa.gz.fmi")).unwrap() == plain);
+    assert!(std::fs::read(d.join("custom.idx")).unwrap() == plain);
+
+    let mut rng = Rng::new(11);
+    let mut reads = common::sample_reads(&mut rng, &refs, 200);
+    common::limit_short(&mut reads, 6, 5);
+    std::fs::write(d.join("reads.fq"), common::fastq_text(&reads)).unwrap();
+    let base = stdout_of(d, &["map", "-q", "lambda_virus.fa.fmi", "reads.fq"]);
+    check_records(&refs, &reads, &base, Mode::Best(3));
+    for idx in [
+        "lambda_virus.fa",
+        "gz/lambda_virus.fa.gz",
+        "gz/lambda_virus.fa.gz.fmi",
+        "custom.idx",
+    ] {
+        let sam = stdout_of(d, &["map", "-q", idx, "reads.fq"]);
+        assert!(without_pg(&sam) == without_pg(&base), "INDEX {idx} differs");
+    }
+}
+
+/// `--wide-positions` (the >4 Gbp layout) gives the same SAM.
+#[test]
+fn wide_positions() {
+    let (dir, refs) = setup("human_chrM_NC_012920.fa");
+    let d = dir.path();
+    run_ok(d, &["index", "-q", "human_chrM_NC_012920.fa"], None);
+    run_ok(
+        d,
+        &[
+            "index",
+            "-q",
+            "--wide-positions",
+            "--sa-sample",
+            "4",
+            "-p",
+            "wide.fmi",
+            "human_chrM_NC_012920.fa",
+        ],
+        None,
+    );
+    let info = String::from_utf8(run_ok(d, &["info", "wide.fmi"], None).stdout).unwrap();
+    assert!(info.lines().any(|l| l == "position_bits\t64"), "{info}");
+    assert!(info.lines().any(|l| l == "sa_sample\t4"), "{info}");
+    run_ok(d, &["check", "--full", "wide.fmi"], None);
+    let mut rng = Rng::new(5);
+    let mut reads = common::sample_reads(&mut rng, &refs, 400);
+    common::limit_short(&mut reads, 6, 10);
+    std::fs::write(d.join("reads.fq"), common::fastq_text(&reads)).unwrap();
+    let narrow = stdout_of(
+        d,
+        &["map", "-q", "-a", "human_chrM_NC_012920.fa.fmi", "reads.fq"],
+    );
+    let wide = stdout_of(d, &["map", "-q", "-a", "wide.fmi", "reads.fq"]);
+    check_records(&refs, &reads, &wide, Mode::All);
+    assert!(without_pg(&narrow) == without_pg(&wide));
+}
+
+/// A 4.6 Mbp gzip reference: reads sampled at known places must come back
+/// there (among their hits), every hit must be a true match, and the index
+/// must pass `check --full`.
+#[test]
+fn ecoli_gzip_reference() {
+    let (dir, refs) = setup("ecoli_K12_MG1655.fa.gz");
+    let d = dir.path();
+    run_ok(
+        d,
+        &["index", "-q", "-t", "2", "ecoli_K12_MG1655.fa.gz"],
+        None,
+    );
+    run_ok(d, &["check", "--full", "ecoli_K12_MG1655.fa.gz"], None);
+    let mut rng = Rng::new(99);
+    let mut reads = Vec::new();
+    let mut origin = Vec::new();
+    for i in 0..300 {
+        let k = rng.below(refs.len() as u64) as usize;
+        let len = rng.range(20, 150) as usize;
+        let p = rng.below((refs[k].seq.len() - len + 1) as u64) as usize;
+        let rev = rng.chance(1, 2);
+        let w = &refs[k].seq[p..p + len];
+        let seq = if rev { common::revcomp(w) } else { w.to_vec() };
+        let qual = rng.qual(len);
+        reads.push(FqRead {
+            name: format!("e{i}"),
+            seq,
+            qual,
+        });
+        origin.push((k as u32, p as u64, rev));
+    }
+    std::fs::write(d.join("reads.fq"), common::fastq_text(&reads)).unwrap();
+    let sam = stdout_of(
+        d,
+        &[
+            "map",
+            "-q",
+            "-a",
+            "-t",
+            "2",
+            "ecoli_K12_MG1655.fa.gz",
+            "reads.fq",
+        ],
+    );
+    let (_, recs) = common::parse_sam(&sam);
+    let contig_of = refs
+        .iter()
+        .enumerate()
+        .map(|(k, r)| (r.name.as_str(), k as u32))
+        .collect();
+    let mut k = 0;
+    for (read, &o) in reads.iter().zip(&origin) {
+        let start = k;
+        while k < recs.len() && recs[k].qname == read.name {
+            k += 1;
+        }
+        let mine = &recs[start..k];
+        assert!(
+            !mine.is_empty() && !mine[0].unmapped(),
+            "read {} unmapped",
+            read.name
+        );
+        let hits = mine.len();
+        let placed: Vec<(u32, u64, bool)> = mine
+            .iter()
+            .map(|r| {
+                common::check_mapped_record(&refs, &contig_of, read, r, hits);
+                (contig_of[r.rname.as_str()], r.pos - 1, r.reverse())
+            })
+            .collect();
+        assert!(
+            placed.contains(&o),
+            "read {} not found at its origin {o:?}",
+            read.name
+        );
+    }
+    assert_eq!(k, recs.len());
+}
+
+/// noodles reads the header and every record; counts agree with the text.
+#[test]
+fn sam_parses_with_noodles() {
+    use noodles_sam as sam;
+    let (dir, refs) = setup("lambda_virus.fa");
+    let d = dir.path();
+    run_ok(d, &["index", "-q", "lambda_virus.fa"], None);
+    let reads = lambda_reads(&refs);
+    std::fs::write(d.join("reads.fq"), common::fastq_text(&reads)).unwrap();
+    for mode in ["-a", "-k3"] {
+        let text = stdout_of(d, &["map", "-q", mode, "lambda_virus.fa", "reads.fq"]);
+        let (_, mine) = common::parse_sam(&text);
+        let mut reader = sam::io::Reader::new(&text[..]);
+        let header = reader.read_header().unwrap();
+        assert_eq!(header.reference_sequences().len(), refs.len());
+        let recs: Vec<sam::alignment::RecordBuf> = reader
+            .record_bufs(&header)
+            .collect::<std::io::Result<_>>()
+            .unwrap();
+        assert_eq!(recs.len(), mine.len());
+        for (r, m) in recs.iter().zip(&mine) {
+            assert_eq!(r.flags().bits(), m.flag);
+            assert_eq!(r.flags().is_unmapped(), m.unmapped());
+            assert_eq!(r.alignment_start().map_or(0, usize::from) as u64, m.pos);
+            assert_eq!(
+                r.sequence().as_ref(),
+                if m.seq == b"*" { &b""[..] } else { &m.seq[..] }
+            );
+        }
+    }
+}
+
+/// samtools accepts the output: quickcheck, view -b, sort, index.
+#[test]
+fn samtools_accepts_output() {
+    let have = std::process::Command::new("samtools")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have {
+        eprintln!(
+            "NOTICE: samtools is not on PATH; skipping the samtools checks of the SAM output"
+        );
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "samtools is required in CI (.ci/run installs it)"
+        );
+        return;
+    }
+    let (dir, refs) = setup("lambda_virus.fa");
+    let d = dir.path();
+    run_ok(d, &["index", "-q", "lambda_virus.fa"], None);
+    let reads = lambda_reads(&refs);
+    std::fs::write(d.join("reads.fq"), common::fastq_text(&reads)).unwrap();
+    let samtools = |args: &[&str]| {
+        let out = std::process::Command::new("samtools")
+            .args(args)
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "samtools {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    for (mode, name) in [("-a", "all"), ("-k2", "k2"), ("-k1", "best")] {
+        let sam = format!("{name}.sam");
+        run_ok(
+            d,
+            &["map", "-q", mode, "-o", &sam, "lambda_virus.fa", "reads.fq"],
+            None,
+        );
+        let (_, recs) = common::parse_sam(&std::fs::read(d.join(&sam)).unwrap());
+        samtools(&["quickcheck", "-v", &sam]);
+        let bam = format!("{name}.bam");
+        let sorted = format!("{name}.sorted.bam");
+        samtools(&["view", "-b", "-o", &bam, &sam]);
+        samtools(&["quickcheck", "-v", &bam]);
+        samtools(&["sort", "-o", &sorted, &bam]);
+        samtools(&["index", &sorted]);
+        assert!(d.join(format!("{sorted}.bai")).is_file());
+        let count = String::from_utf8(samtools(&["view", "-c", &sorted])).unwrap();
+        assert_eq!(count.trim(), recs.len().to_string());
+        let mapped = String::from_utf8(samtools(&["view", "-c", "-F", "4", &sorted])).unwrap();
+        assert_eq!(
+            mapped.trim(),
+            recs.iter().filter(|r| !r.unmapped()).count().to_string()
+        );
+    }
+}
