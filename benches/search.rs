@@ -59,19 +59,33 @@ fn main() {
         (index, reads)
     };
     let fm = index.fm();
-    let views: Vec<&[u8]> = reads.iter().map(|r| r.as_slice()).collect();
+    let k: u32 = std::env::var("FMALIGN_KMER").map_or(fmalign::kmer::DEFAULT_K, |v| {
+        v.parse().expect("FMALIGN_KMER")
+    });
     let t = Instant::now();
-    let (steps, rows) = count_steps(&fm, &views);
-    let secs = t.elapsed().as_secs_f64();
+    let table = fmalign::kmer::KmerTable::new(&fm, k);
     println!(
-        "backward search: {} reads, {steps} steps (each two rank queries), {:.1} M steps/s on one core, {rows} rows",
+        "k-mer table: k = {k}, built in {:.3} s",
+        t.elapsed().as_secs_f64()
+    );
+    let views: Vec<&[u8]> = reads.iter().map(|r| r.as_slice()).collect();
+    // Best of five: the machine's other load only ever slows a run down.
+    let mut best = f64::INFINITY;
+    let (mut steps, mut rows) = (0, 0);
+    for _ in 0..5 {
+        let t = Instant::now();
+        (steps, rows) = count_steps(&fm, &table, &views);
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    println!(
+        "backward search: {} reads, {steps} steps (each two rank queries), {:.1} M steps/s on one core (best of 5), {rows} rows",
         reads.len(),
-        steps as f64 / secs / 1e6
+        steps as f64 / best / 1e6
     );
     let t = Instant::now();
     let mut located = 0u64;
     for chunk in views.chunks(256) {
-        located += fmalign::map::exact_hits_many(&fm, &index.segments, chunk)
+        located += fmalign::map::exact_hits_many(&fm, &table, &index.segments, chunk)
             .iter()
             .map(|h| h.len() as u64)
             .sum::<u64>();

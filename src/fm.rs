@@ -34,42 +34,62 @@ pub struct OccLine {
 }
 
 const LOW: u64 = 0x5555_5555_5555_5555;
+
+/// `PREFIX_MASKS[r]`: the bits of the first `r` bases of a line, per word
+/// (193 × 48 bytes, stays in L1/L2).
+static PREFIX_MASKS: [[u64; 6]; LINE_BASES as usize + 1] = {
+    let mut t = [[0u64; 6]; LINE_BASES as usize + 1];
+    let mut r = 0;
+    while r <= LINE_BASES as usize {
+        let mut w = 0;
+        while w < 6 {
+            let bits = 2 * r as i64 - 64 * w as i64;
+            t[r][w] = if bits >= 64 {
+                u64::MAX
+            } else if bits <= 0 {
+                0
+            } else {
+                (1u64 << bits) - 1
+            };
+            w += 1;
+        }
+        r += 1;
+    }
+    t
+};
 /// Each code repeated over a word.
 const PATTERN: [u64; 4] = [0, LOW, LOW << 1, u64::MAX];
 
 impl OccLine {
+    /// Per word, a mask of the bits of each base equal to `c` (its low bit).
+    #[inline(always)]
+    fn equal(&self, c: u8) -> [u64; 6] {
+        let pat = PATTERN[c as usize];
+        self.bits.map(|w| {
+            let y = w ^ pat;
+            !(y | (y >> 1)) & LOW
+        })
+    }
+
     /// Occurrences of `c` among the first `r` (0..=192) bases of this line.
-    /// Branch-free: all six words are counted under masks, which beats a
-    /// loop whose trip count the branch predictor cannot guess.
+    /// Branch-free: all six words are counted under masks from a table,
+    /// which beats a loop whose trip count the branch predictor cannot guess.
     #[inline(always)]
     pub fn count_before(&self, c: u8, r: u32) -> u64 {
-        let pat = PATTERN[c as usize];
-        let mut sum = 0;
-        for (w, &word) in self.bits.iter().enumerate() {
-            let y = word ^ pat;
-            let equal = !(y | (y >> 1)) & LOW;
-            let lim = (2 * r as i64 - 64 * w as i64).clamp(0, 64) as u32;
-            let mask = ((1u128 << lim) - 1) as u64;
-            sum += (equal & mask).count_ones() as u64;
-        }
-        sum
+        let eq = self.equal(c);
+        let m = &PREFIX_MASKS[r as usize];
+        (0..6).map(|w| (eq[w] & m[w]).count_ones() as u64).sum()
     }
 
     /// Occurrences of `c` among the first `r1` and the first `r2` bases: one
     /// pass for both ends of an interval that falls in one line.
     #[inline(always)]
     pub fn count_before2(&self, c: u8, r1: u32, r2: u32) -> (u64, u64) {
-        let pat = PATTERN[c as usize];
-        let (mut s1, mut s2) = (0, 0);
-        for (w, &word) in self.bits.iter().enumerate() {
-            let y = word ^ pat;
-            let equal = !(y | (y >> 1)) & LOW;
-            let lim1 = (2 * r1 as i64 - 64 * w as i64).clamp(0, 64) as u32;
-            let lim2 = (2 * r2 as i64 - 64 * w as i64).clamp(0, 64) as u32;
-            s1 += (equal & ((1u128 << lim1) - 1) as u64).count_ones() as u64;
-            s2 += (equal & ((1u128 << lim2) - 1) as u64).count_ones() as u64;
-        }
-        (s1, s2)
+        let eq = self.equal(c);
+        let (m1, m2) = (&PREFIX_MASKS[r1 as usize], &PREFIX_MASKS[r2 as usize]);
+        let a = (0..6).map(|w| (eq[w] & m1[w]).count_ones() as u64).sum();
+        let b = (0..6).map(|w| (eq[w] & m2[w]).count_ones() as u64).sum();
+        (a, b)
     }
 
     /// The base at offset `r` (0..192).

@@ -17,6 +17,7 @@ pub mod fastq;
 pub mod fm;
 pub mod index;
 pub mod input;
+pub mod kmer;
 pub mod map;
 pub mod reference;
 pub mod sa;

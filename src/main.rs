@@ -103,6 +103,9 @@ struct MapArgs {
     /// Bases per batch (does not change the output)
     #[arg(short = 'K', long, value_name = "BASES", default_value_t = MapConfig::default().batch_bases, value_parser = positive)]
     batch_bases: usize,
+    /// Start each search with a table of all k-mers' intervals (0: no table; memory 16 x 4^k bytes)
+    #[arg(long, value_name = "K", default_value_t = MapConfig::default().kmer, value_parser = clap::value_parser!(u32).range(0..=13))]
+    kmer: u32,
     /// No log messages or progress bar
     #[arg(short, long)]
     quiet: bool,
@@ -232,6 +235,7 @@ fn run_map(a: MapArgs) -> Result<()> {
         report,
         batch_bases: a.batch_bases,
         max_xa: a.max_xa,
+        kmer: a.kmer,
     };
     let t = Instant::now();
     let index_path = resolve_index(&a.index)?;

@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::fastq::{Batch, ReadSource};
 use crate::fm::{FmIndex, Interval};
 use crate::index::Index;
+use crate::kmer::KmerTable;
 use crate::sam::{self, Hit, MAPQ_UNIQUE, MappedFields, ReadView};
 use crate::segments::Segments;
 
@@ -41,6 +42,8 @@ pub struct MapConfig {
     pub batch_bases: usize,
     /// XA lists alternatives only when a read has at most this many hits.
     pub max_xa: usize,
+    /// k of the k-mer table that starts each search (0: none).
+    pub kmer: u32,
 }
 
 impl Default for MapConfig {
@@ -50,6 +53,7 @@ impl Default for MapConfig {
             report: Report::Best,
             batch_bases: 10_000_000,
             max_xa: 3,
+            kmer: crate::kmer::DEFAULT_K,
         }
     }
 }
@@ -102,46 +106,80 @@ fn searchable(seq: &[u8]) -> bool {
 /// memory latency (measured in docs/BENCHMARKS.md).
 const INTERLEAVE: usize = 64;
 
+/// One search in flight: read, strand, characters matched, interval.
+type Slot = (usize, bool, usize, Interval);
+
 /// Backward search of every read on both strands, `INTERLEAVE` searches in
 /// lockstep: each step prefetches the Occ lines of the next one, so cache
-/// misses of different reads overlap. Returns `[forward, reverse]` intervals
-/// per read (empty for reads that cannot match) and the number of steps.
-pub fn search_intervals(fm: &FmIndex<'_>, reads: &[&[u8]]) -> (Vec<[Interval; 2]>, u64) {
+/// misses of different reads overlap. Each search starts with the k-mer
+/// table (reads of at least k bases). Returns `[forward, reverse]` intervals
+/// per read (empty for reads that cannot match) and the number of backward
+/// steps, counting k for each table lookup.
+pub fn search_intervals(
+    fm: &FmIndex<'_>,
+    table: &KmerTable,
+    reads: &[&[u8]],
+) -> (Vec<[Interval; 2]>, u64) {
     let empty = Interval { lo: 0, hi: 0 };
     let mut out = vec![[empty; 2]; reads.len()];
+    let k = table.k() as usize;
     let mut jobs = reads
         .iter()
         .enumerate()
         .filter(|(_, r)| searchable(r))
         .flat_map(|(i, _)| [(i, false), (i, true)]);
-    // (read, strand, steps taken, interval)
-    let mut slots: Vec<(usize, bool, usize, Interval)> = Vec::with_capacity(INTERLEAVE);
-    for (i, rev) in jobs.by_ref().take(INTERLEAVE) {
-        slots.push((i, rev, 0, fm.full()));
-    }
     let mut steps = 0u64;
+    // The next search that still needs steps after its table lookup.
+    let mut next_job = |out: &mut Vec<[Interval; 2]>, steps: &mut u64| -> Option<Slot> {
+        for (i, rev) in jobs.by_ref() {
+            let seq = reads[i];
+            if k == 0 || seq.len() < k {
+                return Some((i, rev, 0, fm.full()));
+            }
+            let code = (0..k).fold(0usize, |acc, d| {
+                acc << 2 | code_at(seq, rev, k - 1 - d) as usize
+            });
+            let iv = table.get(code);
+            *steps += k as u64;
+            if iv.is_empty() || seq.len() == k {
+                out[i][rev as usize] = iv;
+                continue;
+            }
+            fm.prefetch(iv.lo);
+            fm.prefetch(iv.hi);
+            return Some((i, rev, k, iv));
+        }
+        None
+    };
+    let mut slots: Vec<Slot> = Vec::with_capacity(INTERLEAVE);
+    while slots.len() < INTERLEAVE {
+        match next_job(&mut out, &mut steps) {
+            Some(s) => slots.push(s),
+            None => break,
+        }
+    }
     while !slots.is_empty() {
-        let mut k = 0;
-        while k < slots.len() {
-            let (i, rev, done, iv) = slots[k];
+        let mut j = 0;
+        while j < slots.len() {
+            let (i, rev, done, iv) = slots[j];
             let seq = reads[i];
             let next = fm.extend(iv, code_at(seq, rev, done));
             steps += 1;
             if next.is_empty() || done + 1 == seq.len() {
                 out[i][rev as usize] = next;
-                match jobs.next() {
-                    Some((j, r)) => slots[k] = (j, r, 0, fm.full()),
+                match next_job(&mut out, &mut steps) {
+                    Some(s) => slots[j] = s,
                     None => {
-                        slots.swap_remove(k);
+                        slots.swap_remove(j);
                         continue;
                     }
                 }
             } else {
-                slots[k] = (i, rev, done + 1, next);
+                slots[j] = (i, rev, done + 1, next);
                 fm.prefetch(next.lo);
                 fm.prefetch(next.hi);
             }
-            k += 1;
+            j += 1;
         }
     }
     (out, steps)
@@ -149,16 +187,21 @@ pub fn search_intervals(fm: &FmIndex<'_>, reads: &[&[u8]]) -> (Vec<[Interval; 2]
 
 /// Backward-search steps and matching rows (both strands) of a set of reads,
 /// without locate: the counting benchmark of `benches/search.rs`.
-pub fn count_steps(fm: &FmIndex<'_>, reads: &[&[u8]]) -> (u64, u64) {
-    let (ivs, steps) = search_intervals(fm, reads);
+pub fn count_steps(fm: &FmIndex<'_>, table: &KmerTable, reads: &[&[u8]]) -> (u64, u64) {
+    let (ivs, steps) = search_intervals(fm, table, reads);
     (steps, ivs.iter().map(|[f, r]| f.len() + r.len()).sum())
 }
 
 /// Exact hits of many reads: interleaved backward search, then interleaved
 /// locate of every matching row, then the segment filter. `hits[k]` are read
 /// `k`'s hits sorted by contig, position and strand.
-pub fn exact_hits_many(fm: &FmIndex<'_>, segments: &Segments, reads: &[&[u8]]) -> Vec<Vec<Hit>> {
-    let (ivs, _) = search_intervals(fm, reads);
+pub fn exact_hits_many(
+    fm: &FmIndex<'_>,
+    table: &KmerTable,
+    segments: &Segments,
+    reads: &[&[u8]],
+) -> Vec<Vec<Hit>> {
+    let (ivs, _) = search_intervals(fm, table, reads);
     let mut rows = Vec::new();
     for [f, r] in &ivs {
         rows.extend(f.lo..f.hi);
@@ -187,9 +230,9 @@ pub fn exact_hits_many(fm: &FmIndex<'_>, segments: &Segments, reads: &[&[u8]]) -
         .collect()
 }
 
-/// Exact hits of one read on both strands.
+/// Exact hits of one read on both strands (no k-mer table).
 pub fn exact_hits(fm: &FmIndex<'_>, segments: &Segments, seq: &[u8]) -> Vec<Hit> {
-    exact_hits_many(fm, segments, &[seq])
+    exact_hits_many(fm, &KmerTable::new(fm, 0), segments, &[seq])
         .pop()
         .expect("one read")
 }
@@ -259,7 +302,12 @@ const CHUNK_READS: usize = 256;
 
 /// Searches and formats one batch in parallel; returns the SAM text in input
 /// order and the batch's counters.
-fn process_batch(batch: &Batch, index: &Index, cfg: &MapConfig) -> (Vec<u8>, MapStats) {
+fn process_batch(
+    batch: &Batch,
+    index: &Index,
+    table: &KmerTable,
+    cfg: &MapConfig,
+) -> (Vec<u8>, MapStats) {
     let fm = index.fm();
     let chunks: Vec<(Vec<u8>, MapStats)> = (0..batch.len().div_ceil(CHUNK_READS))
         .into_par_iter()
@@ -268,7 +316,7 @@ fn process_batch(batch: &Batch, index: &Index, cfg: &MapConfig) -> (Vec<u8>, Map
             let mut st = MapStats::default();
             let range = c * CHUNK_READS..((c + 1) * CHUNK_READS).min(batch.len());
             let seqs: Vec<&[u8]> = range.clone().map(|i| batch.get(i).seq).collect();
-            let all_hits = exact_hits_many(&fm, &index.segments, &seqs);
+            let all_hits = exact_hits_many(&fm, table, &index.segments, &seqs);
             for (i, hits) in range.zip(&all_hits) {
                 let read = batch.get(i);
                 let w = format_read(&mut out, &read, hits, cfg, index);
@@ -314,6 +362,7 @@ pub fn map_reads<W: Write + Send>(
         .build()
         .map_err(|e| Error::Usage(format!("cannot start {} threads: {e}", cfg.threads)))?;
     let header = sam::header(&index.layout, command_line)?;
+    let table = pool.install(|| KmerTable::new(&index.fm(), cfg.kmer));
     let io_err = |e| Error::io(out_name, e);
     let (batch_tx, batch_rx) = bounded::<Result<Batch>>(1);
     let (text_tx, text_rx) = bounded::<Vec<u8>>(1);
@@ -357,7 +406,7 @@ pub fn map_reads<W: Write + Send>(
                     break;
                 }
             };
-            let (text, st) = pool.install(|| process_batch(&batch, index, cfg));
+            let (text, st) = pool.install(|| process_batch(&batch, index, &table, cfg));
             stats.reads += st.reads;
             stats.bases += st.bases;
             stats.mapped += st.mapped;

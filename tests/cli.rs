@@ -593,3 +593,25 @@ fn samtools_accepts_output() {
         );
     }
 }
+
+/// Starting searches from the k-mer table (`--kmer K`) changes nothing in
+/// the output, for reads shorter and longer than k; checked against the
+/// oracle too.
+#[test]
+fn kmer_table_gives_the_same_records() {
+    let (dir, refs) = setup("lambda_virus.fa");
+    let d = dir.path();
+    let reads = lambda_reads(&refs);
+    std::fs::write(d.join("r.fq"), common::fastq_text(&reads)).unwrap();
+    run_ok(d, &["index", "lambda_virus.fa"], None);
+    let plain = stdout_of(d, &["map", "-a", "--kmer", "0", "lambda_virus.fa", "r.fq"]);
+    common::check_all_records(&refs, &reads, &plain);
+    for k in ["1", "5", "8"] {
+        let with = stdout_of(d, &["map", "-a", "--kmer", k, "lambda_virus.fa", "r.fq"]);
+        assert_eq!(
+            common::without_pg(&with),
+            common::without_pg(&plain),
+            "--kmer {k}"
+        );
+    }
+}
