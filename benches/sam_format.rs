@@ -22,27 +22,69 @@ const READS: usize = 200_000;
 
 fn main() {
     let layout = Layout {
-        contigs: vec![Contig { name: "20".into(), len: 63_025_520, md5: [0; 16], text_offset: 0 }],
+        contigs: vec![Contig {
+            name: "20".into(),
+            len: 63_025_520,
+            md5: [0; 16],
+            text_offset: 0,
+        }],
         holes: vec![],
     };
     let header = sam::Header::builder()
-        .add_reference_sequence("20", Map::<ReferenceSequence>::new(NonZeroUsize::new(63_025_520).unwrap()))
+        .add_reference_sequence(
+            "20",
+            Map::<ReferenceSequence>::new(NonZeroUsize::new(63_025_520).unwrap()),
+        )
         .build();
     let mut x = 7u64;
     let reads: Vec<(String, Vec<u8>, Vec<u8>, Hit)> = (0..READS)
         .map(|i| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let seq: Vec<u8> = (0..100).map(|k| b"ACGT"[((x >> (k % 60)) & 3) as usize]).collect();
-            let qual: Vec<u8> = (0..100).map(|k| b'!' + ((x >> (k % 50)) % 41) as u8).collect();
-            (format!("20_{}_{}_0:0:0_0:0:0_{i:x}/1", x % 60_000_000, x % 60_000_000 + 300), seq, qual, Hit { contig: 0, pos: x % 60_000_000, rev: x & 1 == 1 })
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let seq: Vec<u8> = (0..100)
+                .map(|k| b"ACGT"[((x >> (k % 60)) & 3) as usize])
+                .collect();
+            let qual: Vec<u8> = (0..100)
+                .map(|k| b'!' + ((x >> (k % 50)) % 41) as u8)
+                .collect();
+            (
+                format!(
+                    "20_{}_{}_0:0:0_0:0:0_{i:x}/1",
+                    x % 60_000_000,
+                    x % 60_000_000 + 300
+                ),
+                seq,
+                qual,
+                Hit {
+                    contig: 0,
+                    pos: x % 60_000_000,
+                    rev: x & 1 == 1,
+                },
+            )
         })
         .collect();
 
     let t = Instant::now();
     let mut ours = Vec::with_capacity(READS * 300);
     for (name, seq, qual, hit) in &reads {
-        let read = ReadView { name: name.as_bytes(), seq, qual: Some(qual) };
-        push_mapped(&mut ours, &read, hit, MappedFields { secondary: false, mapq: 37, hits: 1, xa: &[] }, &layout);
+        let read = ReadView {
+            name: name.as_bytes(),
+            seq,
+            qual: Some(qual),
+        };
+        push_mapped(
+            &mut ours,
+            &read,
+            hit,
+            MappedFields {
+                secondary: false,
+                mapq: 37,
+                hits: 1,
+                xa: &[],
+            },
+            &layout,
+        );
     }
     let ours_s = t.elapsed().as_secs_f64();
 
@@ -50,20 +92,42 @@ fn main() {
     let mut writer = sam::io::Writer::new(Vec::with_capacity(READS * 300));
     for (name, seq, qual, hit) in &reads {
         let (seq, qual): (Vec<u8>, Vec<u8>) = if hit.rev {
-            (seq.iter().rev().map(|&b| match b { b'A' => b'T', b'C' => b'G', b'G' => b'C', _ => b'A' }).collect(), qual.iter().rev().map(|q| q - 33).collect())
+            (
+                seq.iter()
+                    .rev()
+                    .map(|&b| match b {
+                        b'A' => b'T',
+                        b'C' => b'G',
+                        b'G' => b'C',
+                        _ => b'A',
+                    })
+                    .collect(),
+                qual.iter().rev().map(|q| q - 33).collect(),
+            )
         } else {
             (seq.clone(), qual.iter().map(|q| q - 33).collect())
         };
         let record = RecordBuf::builder()
             .set_name(name.as_str())
-            .set_flags(if hit.rev { Flags::REVERSE_COMPLEMENTED } else { Flags::empty() })
+            .set_flags(if hit.rev {
+                Flags::REVERSE_COMPLEMENTED
+            } else {
+                Flags::empty()
+            })
             .set_reference_sequence_id(0)
             .set_alignment_start(noodles_core::Position::try_from(hit.pos as usize + 1).unwrap())
             .set_mapping_quality(MappingQuality::new(37).unwrap())
             .set_cigar([Op::new(Kind::Match, 100)].into_iter().collect())
             .set_sequence(seq.into())
             .set_quality_scores(qual.into())
-            .set_data([(Tag::EDIT_DISTANCE, Value::from(0u8)), (Tag::from([b'X', b'0']), Value::from(1u8))].into_iter().collect())
+            .set_data(
+                [
+                    (Tag::EDIT_DISTANCE, Value::from(0u8)),
+                    (Tag::from([b'X', b'0']), Value::from(1u8)),
+                ]
+                .into_iter()
+                .collect(),
+            )
             .build();
         writer.write_alignment_record(&header, &record).unwrap();
     }

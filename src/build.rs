@@ -24,8 +24,8 @@ pub struct FmParts<P> {
 
 /// Derives the FM-index tables from the text (codes 0..=3) and its suffix
 /// array (without the sentinel row). `sample_shift` is log2 of the SA
-/// sampling rate. Consumes the suffix array so that it is freed on return.
-pub fn fm_from_sa<P: Pos>(text: &[u8], sa: Vec<P>, sample_shift: u32) -> FmParts<P> {
+/// sampling rate.
+pub fn fm_from_sa<P: Pos>(text: &[u8], sa: &[P], sample_shift: u32) -> FmParts<P> {
     let n = text.len() as u64;
     assert_eq!(sa.len() as u64, n);
     // Row i of SA' is n for i = 0, else sa[i - 1].
@@ -145,7 +145,7 @@ mod tests {
     fn check(text: &[u8], shift: u32) {
         let n = text.len() as u64;
         let sa = build::<u32>(text, SaAlgorithm::Auto, 2).unwrap();
-        let parts = fm_from_sa(text, sa, shift);
+        let parts = fm_from_sa(text, sa.as_slice(), shift);
         let fm = view(&parts, n, shift);
         let mut full = vec![n];
         full.extend(naive(text));

@@ -188,7 +188,8 @@ fn build_typed<P: Pos>(
     let sa = sa::build::<P>(&text, cfg.sa, cfg.threads)?;
     report.sa_seconds = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let parts = fm_from_sa(&text, sa, shift);
+    let parts = fm_from_sa(&text, sa.as_slice(), shift);
+    drop(sa);
     let pac = pack(&text);
     let n = text.len() as u64;
     drop(text);

@@ -29,7 +29,55 @@ pub trait Pos: bytemuck::Pod + Ord + Send + Sync + std::fmt::Debug + 'static {
     /// Narrow; the caller guarantees that `x` fits.
     fn from_u64(x: u64) -> Self;
     /// libsais into this width.
-    fn libsais(text: &[u8], threads: usize) -> Result<Vec<Self>>;
+    fn libsais(text: &[u8], threads: usize) -> Result<SuffixArray<Self>>;
+}
+
+/// A suffix array in the index's position width. For texts of 2^31 to 2^32
+/// bases libsais can only sort into 64-bit entries; they are narrowed to 32
+/// bits inside the same allocation (9 bytes per base at the peak, not 13).
+#[derive(Debug)]
+pub struct SuffixArray<P> {
+    store: Store<P>,
+}
+
+#[derive(Debug)]
+enum Store<P> {
+    Native(Vec<P>),
+    /// 32-bit entries packed at the front of a 64-bit allocation.
+    Narrowed(Vec<u64>, usize),
+}
+
+impl<P: Pos> SuffixArray<P> {
+    /// The entries.
+    pub fn as_slice(&self) -> &[P] {
+        match &self.store {
+            Store::Native(v) => v,
+            Store::Narrowed(v, n) => &bytemuck::cast_slice(v)[..*n],
+        }
+    }
+}
+
+impl<P> From<Vec<P>> for SuffixArray<P> {
+    fn from(v: Vec<P>) -> Self {
+        SuffixArray {
+            store: Store::Native(v),
+        }
+    }
+}
+
+/// Narrows 64-bit suffix-array entries (each below 2^32) to 32 bits in place:
+/// entry `i` moves to 32-bit word `i`, which lies at or before the words of
+/// every entry not yet moved.
+pub fn narrow_in_place(mut sa: Vec<u64>) -> SuffixArray<u32> {
+    let n = sa.len();
+    let words: &mut [u32] = bytemuck::cast_slice_mut(&mut sa);
+    let low = usize::from(cfg!(target_endian = "big"));
+    for i in 0..n {
+        words[i] = words[2 * i + low];
+    }
+    SuffixArray {
+        store: Store::Narrowed(sa, n),
+    }
 }
 
 impl Pos for u32 {
@@ -42,15 +90,15 @@ impl Pos for u32 {
     fn from_u64(x: u64) -> Self {
         x as u32
     }
-    fn libsais(text: &[u8], threads: usize) -> Result<Vec<u32>> {
+    fn libsais(text: &[u8], threads: usize) -> Result<SuffixArray<u32>> {
         if text.len() <= i32::MAX as usize {
-            let sa = libsais32(text, threads)?;
-            Ok(bytemuck::cast_vec(sa))
+            let sa: Vec<u32> = bytemuck::cast_vec(libsais32(text, threads)?);
+            Ok(sa.into())
         } else {
-            // 2^31 <= n < 2^32: libsais has no unsigned 32-bit output, so sort
-            // with 64-bit positions and narrow (about 13 bytes per base at peak).
-            let sa = u64::libsais(text, threads)?;
-            Ok(sa.into_iter().map(|x| x as u32).collect())
+            // 2^31 <= n < 2^32: libsais has no unsigned 32-bit output.
+            Ok(narrow_in_place(bytemuck::cast_vec(libsais64(
+                text, threads,
+            )?)))
         }
     }
 }
@@ -65,8 +113,9 @@ impl Pos for u64 {
     fn from_u64(x: u64) -> Self {
         x
     }
-    fn libsais(text: &[u8], threads: usize) -> Result<Vec<u64>> {
-        Ok(bytemuck::cast_vec(libsais64(text, threads)?))
+    fn libsais(text: &[u8], threads: usize) -> Result<SuffixArray<u64>> {
+        let sa: Vec<u64> = bytemuck::cast_vec(libsais64(text, threads)?);
+        Ok(sa.into())
     }
 }
 
@@ -117,12 +166,16 @@ fn libsais64(text: &[u8], _threads: usize) -> Result<Vec<i64>> {
 }
 
 /// The suffix array of `text` (codes 0..=3), as positions of type `P`.
-pub fn build<P: Pos>(text: &[u8], algorithm: SaAlgorithm, threads: usize) -> Result<Vec<P>> {
+pub fn build<P: Pos>(
+    text: &[u8],
+    algorithm: SaAlgorithm,
+    threads: usize,
+) -> Result<SuffixArray<P>> {
     if text.is_empty() {
-        return Ok(Vec::new());
+        return Ok(Vec::new().into());
     }
     if text.len() == 1 {
-        return Ok(vec![P::from_u64(0)]);
+        return Ok(vec![P::from_u64(0)].into());
     }
     match algorithm {
         SaAlgorithm::Auto | SaAlgorithm::Libsais => P::libsais(text, threads),
@@ -147,11 +200,26 @@ mod tests {
         fn libsais_equals_brute_force(text in proptest::collection::vec(0u8..4, 0..600), sigma in 1u8..=4) {
             let text: Vec<u8> = text.into_iter().map(|c| c % sigma).collect();
             let want = naive(&text);
-            let narrow: Vec<u64> = build::<u32>(&text, SaAlgorithm::Auto, 1).unwrap().into_iter().map(u64::from).collect();
-            let wide = build::<u64>(&text, SaAlgorithm::Libsais, 1).unwrap();
+            let narrow: Vec<u64> = build::<u32>(&text, SaAlgorithm::Auto, 1).unwrap().as_slice().iter().map(|&x| u64::from(x)).collect();
+            let wide = build::<u64>(&text, SaAlgorithm::Libsais, 1).unwrap().as_slice().to_vec();
+            let narrowed: Vec<u64> = narrow_in_place(wide.clone()).as_slice().iter().map(|&x| u64::from(x)).collect();
+            prop_assert_eq!(&narrowed, &want);
             prop_assert_eq!(&narrow, &want);
             prop_assert_eq!(&wide, &want);
         }
+    }
+
+    #[test]
+    fn narrowing_keeps_values_above_2_pow_31() {
+        let big: Vec<u64> = (0..1000u64)
+            .map(|i| (u32::MAX as u64) - i * 4_000_001)
+            .collect();
+        let got: Vec<u64> = narrow_in_place(big.clone())
+            .as_slice()
+            .iter()
+            .map(|&x| u64::from(x))
+            .collect();
+        assert_eq!(got, big);
     }
 
     #[test]
@@ -160,8 +228,9 @@ mod tests {
             let text: Vec<u8> = (0..1000).map(|i| ((i % period) * 7 % 4) as u8).collect();
             let sa: Vec<u64> = build::<u32>(&text, SaAlgorithm::Auto, 2)
                 .unwrap()
-                .into_iter()
-                .map(u64::from)
+                .as_slice()
+                .iter()
+                .map(|&x| u64::from(x))
                 .collect();
             assert_eq!(sa, naive(&text), "period {period}");
         }
