@@ -157,15 +157,7 @@ fn build_with(reference: Reference, cfg: &IndexConfig, sink: &mut Sink<'_>) -> R
             cfg.sa_sample
         )));
     }
-    if cfg.threads == 0 {
-        return Err(Error::Usage(
-            "the number of threads must be at least 1".into(),
-        ));
-    }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(cfg.threads)
-        .build()
-        .map_err(|e| Error::Usage(format!("cannot start {} threads: {e}", cfg.threads)))?;
+    let pool = crate::thread_pool(cfg.threads)?;
     let wide = cfg.wide || reference.text.len() as u64 >= WIDE_THRESHOLD;
     pool.install(|| {
         if wide {

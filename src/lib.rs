@@ -26,3 +26,17 @@ pub mod segments;
 
 pub use error::{Error, Result};
 pub use index::{Index, IndexConfig};
+
+/// A rayon pool of `threads` workers (at least 1): every parallel stage runs
+/// inside one, so `-t` bounds the whole command.
+pub fn thread_pool(threads: usize) -> Result<rayon::ThreadPool> {
+    if threads == 0 {
+        return Err(Error::Usage(
+            "the number of threads must be at least 1".into(),
+        ));
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::Usage(format!("cannot start {threads} threads: {e}")))
+}

@@ -270,52 +270,36 @@ fn run_map(a: MapArgs) -> Result<()> {
         }
     };
     let cl = command_line();
-    let stats = match &a.output {
-        None => {
-            let w = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout());
-            map_reads(&index, source, w, "<stdout>", &cfg, &cl, &progress)
-        }
+    // A regular output file is written under a temporary name and renamed
+    // at the end; /dev/null, a FIFO or a terminal is written straight to.
+    let mut rename: Option<(PathBuf, &Path)> = None;
+    let (writer, name): (Box<dyn Write + Send>, String) = match &a.output {
+        None => (Box::new(std::io::stdout()), "<stdout>".into()),
         Some(path) if path.exists() && !path.is_file() => {
-            // /dev/null, a FIFO, a terminal: write straight to it.
             let f = std::fs::OpenOptions::new()
                 .write(true)
                 .open(path)
                 .map_err(|e| fmalign::Error::io(path, e))?;
-            let name = path.display().to_string();
-            map_reads(
-                &index,
-                source,
-                std::io::BufWriter::with_capacity(1 << 20, f),
-                &name,
-                &cfg,
-                &cl,
-                &progress,
-            )
+            (Box::new(f), path.display().to_string())
         }
         Some(path) => {
             let tmp = temp_path(path);
-            let result = std::fs::File::create(&tmp)
-                .map_err(|e| fmalign::Error::io(&tmp, e))
-                .and_then(|f| {
-                    let name = path.display().to_string();
-                    let s = map_reads(
-                        &index,
-                        source,
-                        std::io::BufWriter::with_capacity(1 << 20, f),
-                        &name,
-                        &cfg,
-                        &cl,
-                        &progress,
-                    )?;
-                    std::fs::rename(&tmp, path).map_err(|e| fmalign::Error::io(path, e))?;
-                    Ok(s)
-                });
-            if result.is_err() {
-                let _ = std::fs::remove_file(&tmp);
-            }
-            result
+            let f = std::fs::File::create(&tmp).map_err(|e| fmalign::Error::io(&tmp, e))?;
+            rename = Some((tmp, path));
+            (Box::new(f), path.display().to_string())
         }
-    }?;
+    };
+    let writer = std::io::BufWriter::with_capacity(1 << 20, writer);
+    let result = map_reads(&index, source, writer, &name, &cfg, &cl, &progress).and_then(|s| {
+        if let Some((tmp, path)) = &rename {
+            std::fs::rename(tmp, path).map_err(|e| fmalign::Error::io(*path, e))?;
+        }
+        Ok(s)
+    });
+    if let (Err(_), Some((tmp, _))) = (&result, &rename) {
+        let _ = std::fs::remove_file(tmp);
+    }
+    let stats = result?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }

@@ -352,15 +352,7 @@ pub fn map_reads<W: Write + Send>(
     command_line: &str,
     progress: &(dyn Fn(&MapStats) + Sync),
 ) -> Result<MapStats> {
-    if cfg.threads == 0 {
-        return Err(Error::Usage(
-            "the number of threads must be at least 1".into(),
-        ));
-    }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(cfg.threads)
-        .build()
-        .map_err(|e| Error::Usage(format!("cannot start {} threads: {e}", cfg.threads)))?;
+    let pool = crate::thread_pool(cfg.threads)?;
     let header = sam::header(&index.layout, command_line)?;
     let table = pool.install(|| KmerTable::new(&index.fm(), cfg.kmer));
     let io_err = |e| Error::io(out_name, e);
