@@ -106,6 +106,9 @@ struct MapArgs {
     /// Start each search with a table of all k-mers' intervals (0: no table; memory 16 x 4^k bytes)
     #[arg(long, value_name = "K", default_value_t = MapConfig::default().kmer, value_parser = clap::value_parser!(u32).range(0..=13))]
     kmer: u32,
+    /// Without -a, locate at most N hits of a read in full; reads with more report hits found from a name-seeded start, with X0 = rows
+    #[arg(long, value_name = "N", default_value_t = MapConfig::default().max_locate)]
+    max_locate: u64,
     /// No log messages or progress bar
     #[arg(short, long)]
     quiet: bool,
@@ -236,6 +239,7 @@ fn run_map(a: MapArgs) -> Result<()> {
         batch_bases: a.batch_bases,
         max_xa: a.max_xa,
         kmer: a.kmer,
+        max_locate: a.max_locate,
     };
     let t = Instant::now();
     let index_path = resolve_index(&a.index)?;

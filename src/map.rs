@@ -44,6 +44,32 @@ pub struct MapConfig {
     pub max_xa: usize,
     /// k of the k-mer table that starts each search (0: none).
     pub kmer: u32,
+    /// Without `-a`, a read with more suffix-array rows than this (both
+    /// strands) is not located in full: the reported hits are found from a
+    /// start chosen by the read name, and X0 counts the rows.
+    pub max_locate: u64,
+}
+
+impl MapConfig {
+    /// Records a read can get at most.
+    fn records_per_read(&self) -> usize {
+        match self.report {
+            Report::Best => 1,
+            Report::UpTo(n) => n,
+            Report::All => usize::MAX,
+        }
+    }
+
+    /// Reads with more rows than this are sampled, not located in full.
+    fn locate_cap(&self) -> u64 {
+        match self.report {
+            Report::All => u64::MAX,
+            _ => self
+                .max_locate
+                .max(self.records_per_read() as u64)
+                .max(self.max_xa as u64),
+        }
+    }
 }
 
 impl Default for MapConfig {
@@ -54,6 +80,7 @@ impl Default for MapConfig {
             batch_bases: 10_000_000,
             max_xa: 3,
             kmer: crate::kmer::DEFAULT_K,
+            max_locate: 100_000,
         }
     }
 }
@@ -202,32 +229,86 @@ pub fn exact_hits_many(
     reads: &[&[u8]],
 ) -> Vec<Vec<Hit>> {
     let (ivs, _) = search_intervals(fm, table, reads);
+    locate_all(fm, segments, reads, &ivs, |_| true)
+}
+
+/// Locates every row of the reads for which `wanted(k)` holds (all in one
+/// interleaved pass) and keeps the hits inside one segment, sorted; other
+/// reads get no hits here.
+fn locate_all(
+    fm: &FmIndex<'_>,
+    segments: &Segments,
+    reads: &[&[u8]],
+    ivs: &[[Interval; 2]],
+    wanted: impl Fn(usize) -> bool,
+) -> Vec<Vec<Hit>> {
     let mut rows = Vec::new();
-    for [f, r] in &ivs {
-        rows.extend(f.lo..f.hi);
-        rows.extend(r.lo..r.hi);
+    for (k, [f, r]) in ivs.iter().enumerate() {
+        if wanted(k) {
+            rows.extend(f.lo..f.hi);
+            rows.extend(r.lo..r.hi);
+        }
     }
     let mut pos = Vec::new();
     fm.locate_many(&rows, INTERLEAVE, &mut pos);
     let mut at = 0;
-    reads
-        .iter()
-        .zip(&ivs)
-        .map(|(seq, [f, r])| {
-            let len = seq.len() as u64;
-            let mut hits = Vec::new();
+    let mut out = Vec::with_capacity(reads.len());
+    for (k, (seq, [f, r])) in reads.iter().zip(ivs).enumerate() {
+        let mut hits = Vec::new();
+        if wanted(k) {
             for (n, rev) in [(f.len() as usize, false), (r.len() as usize, true)] {
                 for &p in &pos[at..at + n] {
-                    if let Some((contig, pos)) = segments.resolve(p, len) {
+                    if let Some((contig, pos)) = segments.resolve(p, seq.len() as u64) {
                         hits.push(Hit { contig, pos, rev });
                     }
                 }
                 at += n;
             }
             hits.sort_unstable();
-            hits
-        })
-        .collect()
+        }
+        out.push(hits);
+    }
+    out
+}
+
+/// For a read with more rows than the locate cap: locates rows in order from
+/// `start` (wrapping, forward strand's rows first) until `want` hits inside
+/// one segment are found. Deterministic for a given read and index.
+fn sample_hits(
+    fm: &FmIndex<'_>,
+    segments: &Segments,
+    len: usize,
+    ivs: &[Interval; 2],
+    start: u64,
+    want: usize,
+) -> Vec<Hit> {
+    let [f, r] = ivs;
+    let total = f.len() + r.len();
+    let mut hits = Vec::with_capacity(want);
+    for t in 0..total {
+        let idx = (start + t) % total;
+        let (row, rev) = if idx < f.len() {
+            (f.lo + idx, false)
+        } else {
+            (r.lo + idx - f.len(), true)
+        };
+        if let Some((contig, pos)) = segments.resolve(fm.locate(row), len as u64) {
+            hits.push(Hit { contig, pos, rev });
+            if hits.len() == want {
+                break;
+            }
+        }
+    }
+    hits
+}
+
+/// A read's hits as the formatter gets them.
+enum ReadHits {
+    /// Every hit, sorted.
+    All(Vec<Hit>),
+    /// Over the locate cap: `hits` were found from a start chosen by the read
+    /// name (the first is the primary); `rows` counts both strands' rows.
+    Sampled { hits: Vec<Hit>, rows: u64 },
 }
 
 /// Exact hits of one read on both strands (no k-mer table).
@@ -245,27 +326,33 @@ fn name_hash(name: &[u8]) -> u64 {
     })
 }
 
-/// Appends the SAM records of one read.
+/// Appends the SAM records of one read; returns how many are mapped.
 fn format_read(
     out: &mut Vec<u8>,
     read: &ReadView<'_>,
-    hits: &[Hit],
+    found: &ReadHits,
     cfg: &MapConfig,
     index: &Index,
 ) -> usize {
-    if hits.is_empty() {
-        sam::push_unmapped(out, read);
-        return 0;
-    }
-    let primary = (name_hash(read.name) % hits.len() as u64) as usize;
-    let mapq = if hits.len() == 1 { MAPQ_UNIQUE } else { 0 };
+    let (hits, primary, count, xa_ok) = match found {
+        ReadHits::All(hits) if !hits.is_empty() => {
+            let primary = (name_hash(read.name) % hits.len() as u64) as usize;
+            (hits, primary, hits.len(), hits.len() <= cfg.max_xa)
+        }
+        ReadHits::Sampled { hits, rows } if !hits.is_empty() => (hits, 0, *rows as usize, false),
+        _ => {
+            sam::push_unmapped(out, read);
+            return 0;
+        }
+    };
+    let mapq = if count == 1 { MAPQ_UNIQUE } else { 0 };
     let others = || {
         hits.iter()
             .enumerate()
             .filter(move |&(k, _)| k != primary)
             .map(|(_, h)| h)
     };
-    let xa: Vec<Hit> = if cfg.report == Report::Best && hits.len() <= cfg.max_xa {
+    let xa: Vec<Hit> = if cfg.report == Report::Best && xa_ok {
         others().copied().collect()
     } else {
         Vec::new()
@@ -273,7 +360,7 @@ fn format_read(
     let fields = MappedFields {
         secondary: false,
         mapq,
-        hits: hits.len(),
+        hits: count,
         xa: &xa,
     };
     sam::push_mapped(out, read, &hits[primary], fields, &index.layout);
@@ -287,7 +374,7 @@ fn format_read(
         let fields = MappedFields {
             secondary: true,
             mapq,
-            hits: hits.len(),
+            hits: count,
             xa: &[],
         };
         sam::push_mapped(out, read, h, fields, &index.layout);
@@ -316,10 +403,27 @@ fn process_batch(
             let mut st = MapStats::default();
             let range = c * CHUNK_READS..((c + 1) * CHUNK_READS).min(batch.len());
             let seqs: Vec<&[u8]> = range.clone().map(|i| batch.get(i).seq).collect();
-            let all_hits = exact_hits_many(&fm, table, &index.segments, &seqs);
-            for (i, hits) in range.zip(&all_hits) {
+            let (ivs, _) = search_intervals(&fm, table, &seqs);
+            let rows = |k: usize| ivs[k][0].len() + ivs[k][1].len();
+            let cap = cfg.locate_cap();
+            let mut all =
+                locate_all(&fm, &index.segments, &seqs, &ivs, |k| rows(k) <= cap).into_iter();
+            for (k, i) in range.enumerate() {
                 let read = batch.get(i);
-                let w = format_read(&mut out, &read, hits, cfg, index);
+                let all = all.next().expect("one result per read");
+                let found = if rows(k) <= cap {
+                    ReadHits::All(all)
+                } else {
+                    let start = name_hash(read.name) % rows(k);
+                    let want = cfg.records_per_read();
+                    let hits =
+                        sample_hits(&fm, &index.segments, read.seq.len(), &ivs[k], start, want);
+                    ReadHits::Sampled {
+                        hits,
+                        rows: rows(k),
+                    }
+                };
+                let w = format_read(&mut out, &read, &found, cfg, index);
                 st.reads += 1;
                 st.bases += read.seq.len() as u64;
                 st.mapped += (w > 0) as u64;

@@ -615,3 +615,67 @@ fn kmer_table_gives_the_same_records() {
         );
     }
 }
+
+/// Reads with more suffix-array rows than `--max-locate` (here short k-mers
+/// of lambda, hundreds of hits each) are not located in full outside `-a`:
+/// every reported hit must still be a real one (oracle), distinct, X0 must be
+/// the row count (lambda has one contig and no N, so every row is a hit),
+/// MAPQ 0, no XA, and the output must not depend on -t.
+#[test]
+fn reads_over_the_locate_cap_report_real_hits() {
+    let (dir, refs) = setup("lambda_virus.fa");
+    let d = dir.path();
+    let mut rng = Rng::new(99);
+    let seq = &refs[0].seq;
+    let reads: Vec<FqRead> = (0..60)
+        .map(|i| {
+            let len = rng.range(3, 5) as usize;
+            let p = rng.below((seq.len() - len) as u64) as usize;
+            let s = seq[p..p + len].to_vec();
+            FqRead {
+                name: format!("short{i}"),
+                qual: vec![b'I'; s.len()],
+                seq: s,
+            }
+        })
+        .collect();
+    std::fs::write(d.join("r.fq"), common::fastq_text(&reads)).unwrap();
+    run_ok(d, &["index", "lambda_virus.fa"], None);
+    for (mode, per_read) in [(vec![], 1usize), (vec!["-k", "3"], 3)] {
+        let mut args = vec!["map", "--max-locate", "20", "-t", "1"];
+        args.extend(&mode);
+        args.extend(["lambda_virus.fa", "r.fq"]);
+        let one = stdout_of(d, &args);
+        args[4] = "2";
+        assert_eq!(stdout_of(d, &args), one, "output depends on -t");
+        let (_, recs) = common::parse_sam(&one);
+        for r in &reads {
+            let want = common::oracle(&refs, &r.seq);
+            assert!(
+                want.len() > 20,
+                "test read {} should exceed the cap",
+                r.name
+            );
+            let got: Vec<&common::SamRec> = recs.iter().filter(|x| x.qname == r.name).collect();
+            assert_eq!(got.len(), per_read.min(want.len()), "{}", r.name);
+            let mut placed = Vec::new();
+            for x in &got {
+                let hit = (0u32, x.pos - 1, x.flag & 16 != 0);
+                assert!(want.contains(&hit), "{}: {hit:?} is not a hit", r.name);
+                assert!(!placed.contains(&hit), "{}: {hit:?} reported twice", r.name);
+                placed.push(hit);
+                assert_eq!(x.tag("X0"), Some(want.len().to_string().as_str()));
+                assert_eq!(x.mapq, 0);
+                assert!(x.tag("XA").is_none());
+            }
+            assert_eq!(got[0].flag & 256, 0);
+        }
+        // Without the cap, the same reads are located in full: same X0.
+        let mut full = args.clone();
+        full[2] = "1000000";
+        let (_, recs_full) = common::parse_sam(&stdout_of(d, &full));
+        for (a, b) in recs.iter().zip(&recs_full) {
+            assert_eq!(a.tag("X0"), b.tag("X0"));
+        }
+    }
+}
