@@ -78,7 +78,6 @@ impl Batch {
 pub struct ReadSource {
     path: PathBuf,
     parser: Option<Box<dyn FastxReader>>,
-    reads: u64,
 }
 
 impl ReadSource {
@@ -106,7 +105,6 @@ impl ReadSource {
         Ok(ReadSource {
             path: path.into(),
             parser,
-            reads: 0,
         })
     }
 
@@ -120,7 +118,6 @@ impl ReadSource {
         while batch.bases < max_bases || batch.is_empty() {
             let Some(rec) = parser.next() else { break };
             let rec = rec.map_err(|e| Error::input(&self.path, read_parse_message(&e)))?;
-            self.reads += 1;
             let seq = rec.raw_seq();
             let qual = rec.qual();
             if rec.format() == needletail::parser::Format::Fasta && seq.contains(&b'\n') {
