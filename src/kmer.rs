@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use crate::fm::{FmIndex, Interval};
 
 /// Default k: off. On chr20 with 100 bp reads a 10-mer table (16 MiB,
-/// 0.13 s to build on 2 cores) made the search about 4% faster, within the
+/// 0.13 s to build on 2 cores) made the search 4–8% faster, within the
 /// noise of this machine, once the interleaved search had hidden the memory
 /// latency of the first steps (docs/BENCHMARKS.md). `fmalign map --kmer 10`
 /// turns it on.

@@ -90,7 +90,8 @@ impl Segments {
             .partition_point(|s| s.text_start <= pos)
             .checked_sub(1)?;
         let s = &self.0[k];
-        (pos + len <= s.text_start + s.len)
+        // checked: a crafted index's locate can return u64::MAX.
+        (pos.checked_add(len)? <= s.text_start + s.len)
             .then(|| (s.contig, s.contig_start + (pos - s.text_start)))
     }
 }
@@ -119,5 +120,6 @@ mod tests {
         assert_eq!(s.resolve(4, 1), Some((1, 0)));
         assert_eq!(s.resolve(5, 2), Some((3, 0)));
         assert_eq!(s.resolve(6, 2), None);
+        assert_eq!(s.resolve(u64::MAX, 2), None);
     }
 }

@@ -1,9 +1,10 @@
 //! Real data, checked against an aligner nobody here wrote: the chr20
 //! RNA-seq reads of ../shared/data with STAR's alignments beside them.
 //!
-//! Needs `../shared/data/human_GRCh37_chr20.fa.gz` (63 Mb; every developer
-//! and CI run has it). Without it the test prints a notice and passes,
-//! except under CI, where it fails.
+//! Needs `../shared/data/human_GRCh37_chr20.fa.gz` (63 Mb) and
+//! `human_chr20_rnaseq_60bp.STAR.tsv` beside it (every developer and CI run
+//! has them). Without them the test prints a notice and passes, except under
+//! CI, where it fails.
 
 mod common;
 
