@@ -141,6 +141,16 @@ fn resolve_index(path: &Path) -> Result<PathBuf> {
         && magic == fmalign_index_format::MAGIC;
     let sidecar = default_index_path(path);
     if !is_index && sidecar.is_file() {
+        let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        if let (Some(fasta), Some(index)) = (modified(path), modified(&sidecar))
+            && fasta > index
+        {
+            eprintln!(
+                "[fmalign] warning: {} is newer than its index {}; rebuild the index if the reference changed",
+                path.display(),
+                sidecar.display()
+            );
+        }
         return Ok(sidecar);
     }
     if !path.exists() {

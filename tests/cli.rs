@@ -679,3 +679,29 @@ fn reads_over_the_locate_cap_report_real_hits() {
         }
     }
 }
+
+/// A FASTA changed after its index was built: `map REF.fa` warns (and still
+/// maps, as the index is valid in itself); an up-to-date pair gives no warning.
+#[test]
+fn stale_index_warns() {
+    let (dir, refs) = setup("lambda_virus.fa");
+    let d = dir.path();
+    let reads = lambda_reads(&refs);
+    std::fs::write(d.join("r.fq"), common::fastq_text(&reads)).unwrap();
+    run_ok(d, &["index", "-q", "lambda_virus.fa"], None);
+    let fresh = run_ok(d, &["map", "-q", "lambda_virus.fa", "r.fq"], None);
+    assert!(!String::from_utf8_lossy(&fresh.stderr).contains("newer"));
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    let f = std::fs::File::options()
+        .write(true)
+        .open(d.join("lambda_virus.fa"))
+        .unwrap();
+    f.set_modified(later).unwrap();
+    let stale = run_ok(d, &["map", "-q", "lambda_virus.fa", "r.fq"], None);
+    let err = String::from_utf8_lossy(&stale.stderr);
+    assert!(
+        err.contains("lambda_virus.fa is newer than its index"),
+        "{err}"
+    );
+    assert_eq!(stale.stdout, fresh.stdout);
+}
