@@ -98,6 +98,15 @@ pub struct MapStats {
     pub alignments: u64,
 }
 
+impl MapStats {
+    fn add(&mut self, other: &MapStats) {
+        self.reads += other.reads;
+        self.bases += other.bases;
+        self.mapped += other.mapped;
+        self.alignments += other.alignments;
+    }
+}
+
 /// Base → code 0..=3, anything else 4 (no exact match possible).
 static CODE: [u8; 256] = {
     let mut t = [4u8; 256];
@@ -387,14 +396,14 @@ fn format_read(
 /// balance across threads.
 const CHUNK_READS: usize = 256;
 
-/// Searches and formats one batch in parallel; returns the SAM text in input
+/// Searches and formats one batch in parallel; returns the SAM text (one buffer per chunk) in input
 /// order and the batch's counters.
 fn process_batch(
     batch: &Batch,
     index: &Index,
     table: &KmerTable,
     cfg: &MapConfig,
-) -> (Vec<u8>, MapStats) {
+) -> (Vec<Vec<u8>>, MapStats) {
     let fm = index.fm();
     let chunks: Vec<(Vec<u8>, MapStats)> = (0..batch.len().div_ceil(CHUNK_READS))
         .into_par_iter()
@@ -433,13 +442,10 @@ fn process_batch(
         })
         .collect();
     let mut stats = MapStats::default();
-    let mut out = Vec::with_capacity(chunks.iter().map(|c| c.0.len()).sum());
+    let mut out = Vec::with_capacity(chunks.len());
     for (text, st) in chunks {
-        out.extend_from_slice(&text);
-        stats.reads += st.reads;
-        stats.bases += st.bases;
-        stats.mapped += st.mapped;
-        stats.alignments += st.alignments;
+        out.push(text);
+        stats.add(&st);
     }
     (out, stats)
 }
@@ -461,7 +467,7 @@ pub fn map_reads<W: Write + Send>(
     let table = pool.install(|| KmerTable::new(&index.fm(), cfg.kmer));
     let io_err = |e| Error::io(out_name, e);
     let (batch_tx, batch_rx) = bounded::<Result<Batch>>(1);
-    let (text_tx, text_rx) = bounded::<Vec<u8>>(1);
+    let (text_tx, text_rx) = bounded::<Vec<Vec<u8>>>(1);
     let batch_bases = cfg.batch_bases.max(1);
     std::thread::scope(|s| {
         let reader = s.spawn(move || {
@@ -487,8 +493,10 @@ pub fn map_reads<W: Write + Send>(
         let writer = s.spawn(move || -> std::io::Result<()> {
             let mut out = out;
             out.write_all(&header)?;
-            for text in text_rx {
-                out.write_all(&text)?;
+            for chunks in text_rx {
+                for text in chunks {
+                    out.write_all(&text)?;
+                }
             }
             out.flush()
         });
@@ -503,10 +511,7 @@ pub fn map_reads<W: Write + Send>(
                 }
             };
             let (text, st) = pool.install(|| process_batch(&batch, index, &table, cfg));
-            stats.reads += st.reads;
-            stats.bases += st.bases;
-            stats.mapped += st.mapped;
-            stats.alignments += st.alignments;
+            stats.add(&st);
             progress(&stats);
             if text_tx.send(text).is_err() {
                 break; // the writer failed; its error is reported below
