@@ -61,7 +61,7 @@ enum Command {
 
 #[derive(Args)]
 struct IndexArgs {
-    /// Output index path [default: REF.fmi, e.g. ref.fa.fmi]
+    /// Output index path [default: REFERENCE.fmi, e.g. ref.fa.gz.fmi]
     #[arg(short = 'p', long = "prefix", value_name = "INDEX")]
     output: Option<PathBuf>,
     /// Worker threads
@@ -76,7 +76,7 @@ struct IndexArgs {
     /// Store 64-bit positions even for small references (tests the >4 Gbp path)
     #[arg(long, hide = true)]
     wide_positions: bool,
-    /// No log messages
+    /// No log messages (warnings and errors still print)
     #[arg(short, long)]
     quiet: bool,
     /// Reference FASTA
@@ -109,7 +109,7 @@ struct MapArgs {
     /// Without -a, locate at most N hits of a read in full; reads with more report hits found from a name-seeded start, with X0 = rows
     #[arg(long, value_name = "N", default_value_t = MapConfig::default().max_locate)]
     max_locate: u64,
-    /// No log messages or progress bar
+    /// No log messages or progress bar (warnings and errors still print)
     #[arg(short, long)]
     quiet: bool,
     /// The .fmi file, or the FASTA it was built from (then FASTA.fmi is used)
@@ -184,7 +184,7 @@ fn run_index(a: IndexArgs) -> Result<()> {
     let t = Instant::now();
     let reference = fmalign::reference::read_fasta(&a.reference)?;
     for w in &reference.warnings {
-        log(a.quiet, format_args!("warning: {w}"));
+        eprintln!("[fmalign] warning: {w}");
     }
     let (n, contigs, holes) = (
         reference.text.len(),
