@@ -1,7 +1,8 @@
 //! `fmalign check --full`: proves, in linear time, that the stored tables are
 //! the FM-index of the stored reference.
 //!
-//! 1. Recount every Occ line and the superblocks from the stored BWT.
+//! 1. Recount every Occ line and the superblocks from the stored BWT
+//!    (`verify_occ`, which `Index::open` runs on every index before use).
 //! 2. Walk LF from row 0 (the `$` suffix, `SA'[0] = n`) for `n` steps. Each
 //!    step reads `BWT'[i] = T[SA'[i] - 1]`, which must equal the stored 2-bit
 //!    reference; each sampled row met on the way must hold the current
@@ -57,16 +58,11 @@ pub fn check_full(index: &Index) -> Result<u64> {
     };
     let fm = index.fm();
     let n = fm.n;
-    // 1. Occ counts and C (also done by `Index::open`; repeated so that this
-    // function stands alone).
-    verify_occ(&fm).map_err(corrupt)?;
+    // 1. Occ counts and C: `verify_occ`, already run by `Index::open`.
     // 2. Inverse BWT against the reference, checking the samples on the way.
     let pac = index.pac();
     let mask = (1u64 << fm.sample_shift) - 1;
-    let sample = |i: u64| match fm.ssa {
-        crate::fm::Ssa::U32(s) => s[(i >> fm.sample_shift) as usize] as u64,
-        crate::fm::Ssa::U64(s) => s[(i >> fm.sample_shift) as usize],
-    };
+    let sample = |i: u64| fm.ssa.get((i >> fm.sample_shift) as usize);
     if sample(0) != n {
         return Err(corrupt("sampled SA entry of row 0 is wrong".into()));
     }

@@ -109,8 +109,9 @@ pub enum Ssa<'a> {
 }
 
 impl Ssa<'_> {
+    /// Sample `k`, i.e. `SA'[k * rate]`.
     #[inline]
-    fn get(&self, k: usize) -> u64 {
+    pub fn get(&self, k: usize) -> u64 {
         match self {
             Ssa::U32(s) => s[k] as u64,
             Ssa::U64(s) => s[k],
@@ -285,7 +286,6 @@ impl FmIndex<'_> {
     pub fn locate_many(&self, rows: &[u64], lanes: usize, out: &mut Vec<u64>) {
         out.clear();
         out.resize(rows.len(), 0);
-        let mask = (1u64 << self.sample_shift) - 1;
         // (index into rows, current row, steps)
         let mut slots: Vec<(usize, u64, u64)> = Vec::with_capacity(lanes);
         let mut next = 0;
@@ -297,15 +297,7 @@ impl FmIndex<'_> {
             let mut k = 0;
             while k < slots.len() {
                 let (idx, i, steps) = slots[k];
-                let done = if i & mask == 0 {
-                    Some(self.ssa.get((i >> self.sample_shift) as usize) + steps)
-                } else if i == self.primary {
-                    Some(steps)
-                } else if steps > self.n {
-                    Some(u64::MAX) // a crafted index (see `locate`)
-                } else {
-                    None
-                };
+                let done = self.walk_end(i, steps);
                 match done {
                     Some(pos) => {
                         out[idx] = pos;
@@ -329,20 +321,34 @@ impl FmIndex<'_> {
         }
     }
 
+    /// Where an LF walk that has taken `steps` steps and stands on row `i`
+    /// ends: the text position of its start if `i` is sampled or the `$`
+    /// row, else `None` (walk on). `u64::MAX`, a position no segment holds,
+    /// once the walk is longer than the text: only a crafted index whose LF
+    /// has a cycle without samples gets there.
+    #[inline(always)]
+    fn walk_end(&self, i: u64, steps: u64) -> Option<u64> {
+        if i & ((1u64 << self.sample_shift) - 1) == 0 {
+            Some(self.ssa.get((i >> self.sample_shift) as usize) + steps)
+        } else if i == self.primary {
+            Some(steps)
+        } else if steps > self.n {
+            Some(u64::MAX)
+        } else {
+            None
+        }
+    }
+
     /// `SA'[i]`: the text position of row `i`, by LF-walking to a sampled row.
     #[inline]
     pub fn locate(&self, mut i: u64) -> u64 {
-        let mask = (1u64 << self.sample_shift) - 1;
         let mut steps = 0;
-        while i & mask != 0 {
-            // `steps > n` only on a crafted index whose LF has a cycle without
-            // samples: give a position no segment contains.
-            if i == self.primary || steps > self.n {
-                return if steps > self.n { u64::MAX } else { steps };
+        loop {
+            if let Some(pos) = self.walk_end(i, steps) {
+                return pos;
             }
             i = self.lf(i);
             steps += 1;
         }
-        self.ssa.get((i >> self.sample_shift) as usize) + steps
     }
 }

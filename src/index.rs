@@ -467,11 +467,7 @@ impl Index {
         // have read these bytes already).
         let fm = self.fm();
         crate::check::verify_occ(&fm)?;
-        let bad_sample = match fm.ssa {
-            Ssa::U32(s) => s.iter().any(|&p| p as u64 > n),
-            Ssa::U64(s) => s.iter().any(|&p| p > n),
-        };
-        if bad_sample {
+        if (0..fm.ssa.len()).any(|k| fm.ssa.get(k) > n) {
             return Err("a sampled SA entry is larger than the text".into());
         }
         Ok(())
