@@ -28,6 +28,9 @@ pub struct IndexConfig {
     pub sa_sample: u32,
     /// Store 64-bit positions even when 32 bits would do (tests the >4 Gbp path).
     pub wide: bool,
+    /// Print each round of a data-parallel suffix-array algorithm to stderr
+    /// (one tab-separated line per round, see [`sa::Round::tsv`]).
+    pub stats: bool,
 }
 
 /// Default SA sampling rate; chosen by measuring locate speed against index
@@ -41,6 +44,7 @@ impl Default for IndexConfig {
             sa: SaAlgorithm::Auto,
             sa_sample: DEFAULT_SA_SAMPLE,
             wide: false,
+            stats: false,
         }
     }
 }
@@ -177,7 +181,15 @@ fn build_typed<P: Pos>(
     let shift = cfg.sa_sample.trailing_zeros();
     let mut report = BuildReport::default();
     let t = Instant::now();
-    let sa = sa::build::<P>(&text, cfg.sa, cfg.threads)?;
+    let stats = cfg.stats;
+    if stats {
+        eprintln!("{}", sa::Round::TSV_HEADER);
+    }
+    let sa = sa::build_with::<P>(&text, cfg.sa, cfg.threads, &mut |r| {
+        if stats {
+            eprintln!("{}", r.tsv());
+        }
+    })?;
     report.sa_seconds = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let parts = fm_from_sa(&text, sa.as_slice(), shift);

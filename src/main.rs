@@ -76,6 +76,9 @@ struct IndexArgs {
     /// Store 64-bit positions even for small references (tests the >4 Gbp path)
     #[arg(long, hide = true)]
     wide_positions: bool,
+    /// Log each round of --sa hybrid/skew/ls to stderr (h, suffixes still unsorted, groups, time)
+    #[arg(long)]
+    stats: bool,
     /// No log messages (warnings and errors still print)
     #[arg(short, long)]
     quiet: bool,
@@ -180,6 +183,7 @@ fn run_index(a: IndexArgs) -> Result<()> {
         sa: a.sa,
         sa_sample: a.sa_sample,
         wide: a.wide_positions,
+        stats: a.stats,
     };
     let t = Instant::now();
     let reference = fmalign::reference::read_fasta(&a.reference)?;

@@ -2,11 +2,19 @@
 //!
 //! [`build`] takes the text (codes 0..=3, no sentinel; the end of the text
 //! sorts before every base) and returns its suffix array in the position type
-//! the index uses. Backends are values of [`SaAlgorithm`]; later work adds the
-//! seeds' data-parallel algorithms (CPU, GPU, MPI) as further variants, each
-//! of which must return exactly what libsais returns.
+//! the index uses. Algorithms are values of [`SaAlgorithm`]: libsais, and the
+//! seeds' data-parallel algorithms ([`hybrid`], [`skew`], [`ls`]) written once
+//! over the steps of [`steps::Backend`] and run here on the rayon backend
+//! [`cpu::Cpu`]. Every algorithm returns exactly what libsais returns.
+
+pub mod cpu;
+pub mod hybrid;
+pub mod ls;
+pub mod skew;
+pub mod steps;
 
 use crate::error::{Error, Result};
+use steps::Word;
 
 /// Which suffix-array construction to use. Every choice yields the same array.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -17,17 +25,59 @@ pub enum SaAlgorithm {
     /// Ilya Grebnov's SA-IS implementation (single-threaded unless built with
     /// the `openmp` feature).
     Libsais,
+    /// spd-SA of Wang, Baxter & Owens: skew split, prefix doubling on the
+    /// 2/3 sample, merge (data-parallel steps).
+    Hybrid,
+    /// wbo-skew, the data-parallel DC3 of Wang, Baxter & Owens.
+    Skew,
+    /// The data-parallel Larsson–Sadakane of Deng et al.
+    Ls,
+}
+
+/// One round of a data-parallel algorithm, for `--stats`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Round {
+    /// `hybrid`, `skew` or `ls`.
+    pub algorithm: &'static str,
+    /// Round (prefix doubling) or recursion depth (skew).
+    pub round: u32,
+    /// What the round did: `sort`, `double`, `recurse`, `unique`, `merge`.
+    pub stage: &'static str,
+    /// Characters by which the suffixes are sorted after the round.
+    pub h: u64,
+    /// Suffixes still unsorted after the round (for skew: the length of
+    /// the string handed to the next level).
+    pub unsorted: u64,
+    /// Groups they form (for skew: distinct triples at this level).
+    pub groups: u64,
+    /// Wall time of the round.
+    pub seconds: f64,
+}
+
+impl Round {
+    /// Header of [`Round::tsv`].
+    pub const TSV_HEADER: &str = "#sa\talgorithm\tround\tstage\th\tunsorted\tgroups\tseconds";
+
+    /// One tab-separated line.
+    pub fn tsv(&self) -> String {
+        format!(
+            "sa\t{}\t{}\t{}\t{}\t{}\t{}\t{:.3}",
+            self.algorithm,
+            self.round,
+            self.stage,
+            self.h,
+            self.unsorted,
+            self.groups,
+            self.seconds
+        )
+    }
 }
 
 /// A text position as stored in the index: `u32` while the text fits, `u64`
 /// beyond.
-pub trait Pos: bytemuck::Pod + Ord + Send + Sync + std::fmt::Debug + 'static {
+pub trait Pos: Word + bytemuck::Pod + Ord + Send + Sync + std::fmt::Debug + 'static {
     /// Bytes per position in the file.
     const BYTES: u32;
-    /// Widen.
-    fn to_u64(self) -> u64;
-    /// Narrow; the caller guarantees that `x` fits.
-    fn from_u64(x: u64) -> Self;
     /// libsais into this width.
     fn libsais(text: &[u8], threads: usize) -> Result<SuffixArray<Self>>;
 }
@@ -82,14 +132,6 @@ pub fn narrow_in_place(mut sa: Vec<u64>) -> SuffixArray<u32> {
 
 impl Pos for u32 {
     const BYTES: u32 = 4;
-    #[inline]
-    fn to_u64(self) -> u64 {
-        self as u64
-    }
-    #[inline]
-    fn from_u64(x: u64) -> Self {
-        x as u32
-    }
     fn libsais(text: &[u8], threads: usize) -> Result<SuffixArray<u32>> {
         if text.len() <= i32::MAX as usize {
             let sa: Vec<u32> = bytemuck::cast_vec(libsais32(text, threads)?);
@@ -105,14 +147,6 @@ impl Pos for u32 {
 
 impl Pos for u64 {
     const BYTES: u32 = 8;
-    #[inline]
-    fn to_u64(self) -> u64 {
-        self
-    }
-    #[inline]
-    fn from_u64(x: u64) -> Self {
-        x
-    }
     fn libsais(text: &[u8], threads: usize) -> Result<SuffixArray<u64>> {
         let sa: Vec<u64> = bytemuck::cast_vec(libsais64(text, threads)?);
         Ok(sa.into())
@@ -171,15 +205,33 @@ pub fn build<P: Pos>(
     algorithm: SaAlgorithm,
     threads: usize,
 ) -> Result<SuffixArray<P>> {
+    build_with(text, algorithm, threads, &mut |_| {})
+}
+
+/// [`build`], reporting every round of a data-parallel algorithm to `log`.
+/// Runs in a pool of `threads` workers.
+pub fn build_with<P: Pos>(
+    text: &[u8],
+    algorithm: SaAlgorithm,
+    threads: usize,
+    log: &mut (dyn FnMut(&Round) + Send),
+) -> Result<SuffixArray<P>> {
     if text.is_empty() {
         return Ok(Vec::new().into());
     }
     if text.len() == 1 {
         return Ok(vec![P::from_u64(0)].into());
     }
-    match algorithm {
-        SaAlgorithm::Auto | SaAlgorithm::Libsais => P::libsais(text, threads),
+    let cpu = cpu::Cpu;
+    if matches!(algorithm, SaAlgorithm::Auto | SaAlgorithm::Libsais) {
+        return P::libsais(text, threads);
     }
+    let sa = crate::thread_pool(threads)?.install(|| match algorithm {
+        SaAlgorithm::Hybrid => hybrid::build::<_, P>(&cpu, text, log),
+        SaAlgorithm::Skew => skew::build::<_, P>(&cpu, text, log),
+        _ => ls::build::<_, P>(&cpu, text, log),
+    })?;
+    Ok(sa.into())
 }
 
 /// Brute-force suffix sorting: the oracle other constructions are tested
@@ -233,6 +285,44 @@ mod tests {
                 .map(|&x| u64::from(x))
                 .collect();
             assert_eq!(sa, naive(&text), "period {period}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod seed_tests {
+    use super::*;
+
+    fn check(text: &[u8]) {
+        let want = naive(text);
+        for algo in [SaAlgorithm::Hybrid, SaAlgorithm::Skew, SaAlgorithm::Ls] {
+            let got: Vec<u64> = build::<u32>(text, algo, 2)
+                .unwrap()
+                .as_slice()
+                .iter()
+                .map(|&x| u64::from(x))
+                .collect();
+            assert_eq!(got, want, "{algo:?} on {text:?}");
+            let wide = build::<u64>(text, algo, 1).unwrap().as_slice().to_vec();
+            assert_eq!(wide, want, "{algo:?} (u64) on {text:?}");
+        }
+    }
+
+    #[test]
+    fn small_texts() {
+        let mut x = 12345u64;
+        for len in 0..200usize {
+            for sigma in 1..=4u64 {
+                let t: Vec<u8> = (0..len)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        (x % sigma) as u8
+                    })
+                    .collect();
+                check(&t);
+            }
         }
     }
 }
