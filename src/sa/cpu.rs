@@ -75,6 +75,123 @@ fn char_at<W: Word>(text: &CharsRef<'_, W>, n: u64, p: u64) -> u64 {
     }
 }
 
+/// The `text_keys` key of the suffix at `p`.
+#[inline(always)]
+fn text_key(packed: &[u64], n: u64, p: u64, k: u32, lbits: u32) -> u64 {
+    let w = (p / 32) as usize;
+    let s = 2 * (p % 32) as u32;
+    let hi = packed[w] << s;
+    let lo = if s == 0 { 0 } else { packed[w + 1] >> (64 - s) };
+    let chars = (hi | lo) >> (64 - 2 * k);
+    let len = (n - p).min(k as u64);
+    // Past the end the window may read the padding word, which is zero, or
+    // nothing at all; clear it anyway.
+    let chars = if len < k as u64 {
+        chars & !((1u64 << (2 * (k as u64 - len))) - 1)
+    } else {
+        chars
+    };
+    (chars << lbits) | len
+}
+
+/// Elements at or below which a suffix sort's bucket is sorted in cache.
+const IN_CACHE: usize = 1 << 15;
+
+/// Stable sort of `pos` by bits `0..hi` of `key(pos)` (higher bits equal);
+/// `tmp` is scratch of the same length.
+fn suffix_sort<W: Word>(
+    pos: &mut [W],
+    tmp: &mut [W],
+    key: &(impl Fn(W) -> u64 + Sync),
+    touch: &(impl Fn(W) + Sync),
+    hi: u32,
+) {
+    let n = pos.len();
+    if n < 2 || hi == 0 {
+        return;
+    }
+    if n <= IN_CACHE {
+        let mut ks: Vec<u64> = uninit(n);
+        for i in 0..n {
+            if let Some(&q) = pos.get(i + AHEAD) {
+                touch(q);
+            }
+            ks[i] = key(pos[i]);
+        }
+        let mut kt: Vec<u64> = uninit(n);
+        lsd_sequential(&mut ks, pos, &mut kt, &mut tmp[..], 0, hi);
+        return;
+    }
+    let width = hi.min(DIGIT_BITS);
+    let shift = hi - width;
+    let buckets = 1usize << width;
+    let mask = (buckets - 1) as u64;
+    let digit_of = |p: W| ((key(p) >> shift) & mask) as usize;
+    let parts = pieces(n);
+    let hist: Vec<Vec<usize>> = parts
+        .par_iter()
+        .map(|&(s, e)| {
+            let mut h = vec![0usize; buckets];
+            for &p in &pos[s..e] {
+                h[digit_of(p)] += 1;
+            }
+            h
+        })
+        .collect();
+    if hist.iter().map(|h| h[digit_of(pos[0])]).sum::<usize>() == n {
+        suffix_sort(pos, tmp, key, touch, shift);
+        return;
+    }
+    let mut starts = vec![0usize; buckets + 1];
+    let mut offsets = vec![vec![0usize; buckets]; parts.len()];
+    let mut sum = 0;
+    for b in 0..buckets {
+        starts[b] = sum;
+        for (p, h) in hist.iter().enumerate() {
+            offsets[p][b] = sum;
+            sum += h[b];
+        }
+    }
+    starts[buckets] = n;
+    {
+        let d = Shared(tmp.as_mut_ptr());
+        let src = &*pos;
+        parts
+            .par_iter()
+            .zip(offsets.into_par_iter())
+            .for_each(|(&(s, e), mut off)| {
+                for &p in &src[s..e] {
+                    let b = digit_of(p);
+                    // SAFETY: the offsets give every element its own slot < n.
+                    unsafe { d.write(off[b], p) };
+                    off[b] += 1;
+                }
+            });
+    }
+    let big = piece(n).max(IN_CACHE);
+    let mut ranges: Vec<(usize, usize)> = starts
+        .windows(2)
+        .filter(|w| w[1] > w[0])
+        .map(|w| (w[0], w[1]))
+        .collect();
+    ranges.sort_by_key(|&(s, e)| std::cmp::Reverse(e - s));
+    let (pp, tp) = (Shared(pos.as_mut_ptr()), Shared(tmp.as_mut_ptr()));
+    let one = |&(s, e): &(usize, usize)| {
+        // SAFETY: buckets are disjoint ranges of both arrays.
+        let (t, p) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(tp.ptr().add(s), e - s),
+                std::slice::from_raw_parts_mut(pp.ptr().add(s), e - s),
+            )
+        };
+        suffix_sort(t, p, key, touch, shift);
+        p.copy_from_slice(t);
+    };
+    let (huge, small): (Vec<_>, Vec<_>) = ranges.iter().partition(|&&(s, e)| e - s > big);
+    huge.iter().for_each(one);
+    small.par_iter().for_each(one);
+}
+
 enum CharsRef<'a, W> {
     Packed(&'a [u64]),
     Symbols(&'a [W]),
@@ -118,6 +235,96 @@ impl Cpu {
     }
 }
 
+/// Hints the cache to load `x`.
+#[inline(always)]
+fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; the pointer is to a live element.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            (x as *const T).cast(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
+/// How far ahead the DC3 merge prefetches ranks.
+const AHEAD: usize = 16;
+
+/// The DC3 merge (see [`Order::Dc3`]) of `a` (`p % 3 == 0`) and `b`
+/// (`p % 3 != 0`). Each element's characters and ranks are read once, when it
+/// becomes the head of its list, and the ranks `AHEAD` elements on are
+/// prefetched, so the random reads overlap.
+fn merge_dc3<W: Word>(
+    a: &[W],
+    b: &[W],
+    c: impl Fn(u64) -> u64 + Sync,
+    r: impl Fn(u64) -> u64 + Sync,
+    pf: impl Fn(u64, u64) + Sync,
+) -> Vec<W> {
+    // a-key: (c[i], c[i+1], r[i+1], r[i+2]); b-key: (j%3, c[j], c[j+1], r[j + 1 or 2]).
+    let ka = |i: u64| (c(i), c(i + 1), r(i + 1), r(i + 2));
+    let kb = |j: u64| {
+        if j % 3 == 1 {
+            (1, c(j), 0, r(j + 1))
+        } else {
+            (2, c(j), c(j + 1), r(j + 2))
+        }
+    };
+    let less = |x: (u64, u64, u64, u64), y: (u64, u64, u64, u64)| {
+        if y.0 == 1 {
+            (x.0, x.2) < (y.1, y.3)
+        } else {
+            (x.0, x.1, x.3) < (y.1, y.2, y.3)
+        }
+    };
+    let total = a.len() + b.len();
+    let mut out: Vec<W> = uninit(total);
+    let dst = Shared(out.as_mut_ptr());
+    pieces(total).into_par_iter().for_each(|(start, end)| {
+        let (mut lo, mut hi) = (start.saturating_sub(b.len()), start.min(a.len()));
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if less(ka(a[mid].to_u64()), kb(b[start - mid - 1].to_u64())) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let (mut i, mut j) = (lo, start - lo);
+        let key_a = |i: usize| a.get(i).map(|&p| ka(p.to_u64()));
+        let key_b = |j: usize| b.get(j).map(|&p| kb(p.to_u64()));
+        let (mut x, mut y) = (key_a(i), key_b(j));
+        for k in start..end {
+            if let Some(&p) = a.get(i + AHEAD) {
+                pf(p.to_u64(), p.to_u64() + 1);
+                pf(p.to_u64(), p.to_u64() + 2);
+            }
+            if let Some(&p) = b.get(j + AHEAD) {
+                pf(p.to_u64(), p.to_u64() + 1 + u64::from(p.to_u64() % 3 == 2));
+            }
+            let take_a = match (x, y) {
+                (Some(x), Some(y)) => less(x, y),
+                (Some(_), None) => true,
+                _ => false,
+            };
+            let v = if take_a {
+                i += 1;
+                x = key_a(i);
+                a[i - 1]
+            } else {
+                j += 1;
+                y = key_b(j);
+                b[j - 1]
+            };
+            // SAFETY: pieces are disjoint and within `total`.
+            unsafe { dst.write(k, v) };
+        }
+    });
+    out
+}
+
 /// Sorts `keys[lo..hi]` with `vals[lo..hi]` by (key, value).
 fn sort_run<K: Word, V: Elem>(keys: &mut [K], vals: &mut [V], scratch: &mut Vec<(K, V)>) {
     if keys.len() < 2 {
@@ -158,6 +365,165 @@ fn merge_runs<K: Word, V: Elem>(keys: &mut [K], vals: &mut [V], mid: usize) {
         vals[o] = lv[i];
         i += 1;
         o += 1;
+    }
+}
+
+/// Above this many elements a radix sort runs its first pass on the most
+/// significant digit (in parallel, through memory) and then sorts each bucket
+/// by the remaining digits in cache.
+const MSD_MIN: usize = 1 << 16;
+
+/// Stable sort of `keys`/`vals` by bits `lo..hi` of the key (bits above `hi`
+/// are equal within the slice); `tk`/`tv` are scratch of the same length.
+/// The result is left in `keys`/`vals`.
+fn radix_sort<K: Word, V: Elem>(
+    keys: &mut [K],
+    vals: &mut [V],
+    tk: &mut [K],
+    tv: &mut [V],
+    lo: u32,
+    hi: u32,
+) {
+    let n = keys.len();
+    if n < 2 || hi <= lo {
+        return;
+    }
+    if n < MSD_MIN {
+        lsd_sequential(keys, vals, tk, tv, lo, hi);
+        return;
+    }
+    // Most significant digit first, in parallel, into the scratch arrays.
+    let width = (hi - lo).min(DIGIT_BITS);
+    let shift = hi - width;
+    let buckets = 1usize << width;
+    let mask = (buckets - 1) as u64;
+    let digit_of = |k: K| ((k.to_u64() >> shift) & mask) as usize;
+    let parts = pieces(n);
+    let hist: Vec<Vec<usize>> = parts
+        .par_iter()
+        .map(|&(s, e)| {
+            let mut h = vec![0usize; buckets];
+            for &k in &keys[s..e] {
+                h[digit_of(k)] += 1;
+            }
+            h
+        })
+        .collect();
+    let mut starts = vec![0usize; buckets + 1];
+    let mut offsets = vec![vec![0usize; buckets]; parts.len()];
+    let mut sum = 0;
+    for b in 0..buckets {
+        starts[b] = sum;
+        for (p, h) in hist.iter().enumerate() {
+            offsets[p][b] = sum;
+            sum += h[b];
+        }
+    }
+    starts[buckets] = n;
+    if hist.iter().map(|h| h[digit_of(keys[0])]).sum::<usize>() == n {
+        // One bucket: this digit sorts nothing.
+        radix_sort(keys, vals, tk, tv, lo, shift);
+        return;
+    }
+    {
+        let (dk, dv) = (Shared(tk.as_mut_ptr()), Shared(tv.as_mut_ptr()));
+        let (sk, sv) = (&*keys, &*vals);
+        parts
+            .par_iter()
+            .zip(offsets.into_par_iter())
+            .for_each(|(&(s, e), mut off)| {
+                for i in s..e {
+                    let d = digit_of(sk[i]);
+                    // SAFETY: the offsets give every element its own slot < n.
+                    unsafe {
+                        dk.write(off[d], sk[i]);
+                        dv.write(off[d], sv[i]);
+                    }
+                    off[d] += 1;
+                }
+            });
+    }
+    // Each bucket by the remaining bits: the sorted bucket must end in
+    // keys/vals, so sort it in tk/tv (with keys/vals as scratch) and copy
+    // back when it ended in the scratch.
+    let big = piece(n).max(MSD_MIN);
+    let mut ranges: Vec<(usize, usize)> = starts
+        .windows(2)
+        .filter(|w| w[1] > w[0])
+        .map(|w| (w[0], w[1]))
+        .collect();
+    // Large buckets first: better balance.
+    ranges.sort_by_key(|&(s, e)| std::cmp::Reverse(e - s));
+    let (kp, vp) = (Shared(keys.as_mut_ptr()), Shared(vals.as_mut_ptr()));
+    let (tkp, tvp) = (Shared(tk.as_mut_ptr()), Shared(tv.as_mut_ptr()));
+    let one = |&(s, e): &(usize, usize)| {
+        let len = e - s;
+        // SAFETY: buckets are disjoint ranges of the four arrays.
+        let (k, v, bk, bv) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(tkp.ptr().add(s), len),
+                std::slice::from_raw_parts_mut(tvp.ptr().add(s), len),
+                std::slice::from_raw_parts_mut(kp.ptr().add(s), len),
+                std::slice::from_raw_parts_mut(vp.ptr().add(s), len),
+            )
+        };
+        radix_sort(k, v, bk, bv, lo, shift);
+        bk.copy_from_slice(k);
+        bv.copy_from_slice(v);
+    };
+    // Huge buckets sort themselves in parallel; the rest one per task.
+    let (huge, small): (Vec<_>, Vec<_>) = ranges.iter().partition(|&&(s, e)| e - s > big);
+    huge.iter().for_each(one);
+    small.par_iter().for_each(one);
+}
+
+/// Sequential stable LSD radix sort of bits `lo..hi`, result in `keys`/`vals`.
+fn lsd_sequential<K: Word, V: Elem>(
+    keys: &mut [K],
+    vals: &mut [V],
+    tk: &mut [K],
+    tv: &mut [V],
+    lo: u32,
+    hi: u32,
+) {
+    let n = keys.len();
+    let passes = (hi - lo).div_ceil(DIGIT_BITS);
+    let digit = (hi - lo).div_ceil(passes);
+    let mut in_keys = true; // data currently in keys/vals?
+    let mut count = vec![0usize; 1 << digit];
+    for pass in 0..passes {
+        let shift = lo + pass * digit;
+        let width = digit.min(hi - shift);
+        let mask = (1u64 << width) - 1;
+        let (sk, sv, dk, dv): (&[K], &[V], &mut [K], &mut [V]) = if in_keys {
+            (keys, vals, tk, tv)
+        } else {
+            (tk, tv, keys, vals)
+        };
+        count.iter_mut().for_each(|c| *c = 0);
+        for &k in sk.iter() {
+            count[((k.to_u64() >> shift) & mask) as usize] += 1;
+        }
+        if count.contains(&n) {
+            continue;
+        }
+        let mut sum = 0;
+        for c in count.iter_mut() {
+            let here = *c;
+            *c = sum;
+            sum += here;
+        }
+        for i in 0..n {
+            let d = ((sk[i].to_u64() >> shift) & mask) as usize;
+            dk[count[d]] = sk[i];
+            dv[count[d]] = sv[i];
+            count[d] += 1;
+        }
+        in_keys = !in_keys;
+    }
+    if !in_keys {
+        keys.copy_from_slice(tk);
+        vals.copy_from_slice(tv);
     }
 }
 
@@ -214,64 +580,9 @@ impl Backend for Cpu {
         if n < 2 || bits == 0 {
             return Ok(());
         }
-        let passes = bits.div_ceil(DIGIT_BITS);
-        let digit = bits.div_ceil(passes);
-        let parts = pieces(n);
-        let mut tk: Vec<K> = Vec::new();
-        let mut tv: Vec<V> = Vec::new();
-        for pass in 0..passes {
-            let shift = pass * digit;
-            let width = digit.min(bits - shift);
-            let buckets = 1usize << width;
-            let mask = (buckets - 1) as u64;
-            let digit_of = |k: K| ((k.to_u64() >> shift) & mask) as usize;
-            let hist: Vec<Vec<usize>> = parts
-                .par_iter()
-                .map(|&(s, e)| {
-                    let mut h = vec![0usize; buckets];
-                    for &k in &keys[s..e] {
-                        h[digit_of(k)] += 1;
-                    }
-                    h
-                })
-                .collect();
-            // Skip a pass in which every key has the same digit.
-            let first = digit_of(keys[0]);
-            if hist.iter().map(|h| h[first]).sum::<usize>() == n {
-                continue;
-            }
-            // offsets[part][bucket]: bucket-major, then part order (stable).
-            let mut offsets = vec![vec![0usize; buckets]; parts.len()];
-            let mut sum = 0;
-            for b in 0..buckets {
-                for (p, h) in hist.iter().enumerate() {
-                    offsets[p][b] = sum;
-                    sum += h[b];
-                }
-            }
-            if tk.is_empty() {
-                tk = uninit(n);
-                tv = uninit(n);
-            }
-            let (dk, dv) = (Shared(tk.as_mut_ptr()), Shared(tv.as_mut_ptr()));
-            let (sk, sv) = (&keys[..], &vals[..]);
-            parts
-                .par_iter()
-                .zip(offsets.into_par_iter())
-                .for_each(|(&(s, e), mut off)| {
-                    for i in s..e {
-                        let d = digit_of(sk[i]);
-                        // SAFETY: offsets give every element its own slot < n.
-                        unsafe {
-                            dk.write(off[d], sk[i]);
-                            dv.write(off[d], sv[i]);
-                        }
-                        off[d] += 1;
-                    }
-                });
-            std::mem::swap(keys, &mut tk);
-            std::mem::swap(vals, &mut tv);
-        }
+        let mut tk: Vec<K> = uninit(n);
+        let mut tv: Vec<V> = uninit(n);
+        radix_sort(keys, vals, &mut tk, &mut tv, 0, bits);
         Ok(())
     }
 
@@ -508,14 +819,17 @@ impl Backend for Cpu {
                     }
                 };
                 let c = |p: u64| char_at(&t, n, p);
-                Ok(self.merge_with(a, b, |i, j| {
-                    let (i, j) = (i.to_u64(), j.to_u64());
-                    if j % 3 == 1 {
-                        (c(i), r(i + 1)) < (c(j), r(j + 1))
-                    } else {
-                        (c(i), c(i + 1), r(i + 2)) < (c(j), c(j + 1), r(j + 2))
+                // Prefetch the character at `p` and the rank at `q`.
+                let prefetch = |p: u64, q: u64| {
+                    match &t {
+                        CharsRef::Packed(t) => prefetch(&t[(p / 32) as usize]),
+                        CharsRef::Symbols(s) => prefetch(&s[p as usize]),
                     }
-                }))
+                    if q < n {
+                        prefetch(&rank[layout.slot(q) as usize]);
+                    }
+                };
+                Ok(merge_dc3(a, b, c, r, prefetch))
             }
         }
     }
@@ -582,25 +896,121 @@ impl Backend for Cpu {
             .zip(pos.par_chunks(GRAIN))
             .for_each(|(o, p)| {
                 for (o, &p) in o.iter_mut().zip(p) {
-                    let p = p.to_u64();
-                    let w = (p / 32) as usize;
-                    let s = 2 * (p % 32) as u32;
-                    let hi = packed[w] << s;
-                    let lo = if s == 0 { 0 } else { packed[w + 1] >> (64 - s) };
-                    let window = hi | lo;
-                    let chars = window >> (64 - 2 * k);
-                    // Bases past the end are zero in the packed text already,
-                    // except that the window may run into the padding word.
-                    let len = (n - p).min(k as u64);
-                    let chars = if len < k as u64 {
-                        chars & !((1u64 << (2 * (k as u64 - len))) - 1)
-                    } else {
-                        chars
-                    };
-                    *o = K::from_u64((chars << lbits) | len);
+                    *o = K::from_u64(text_key(packed, n, p.to_u64(), k, lbits));
                 }
             });
         Ok(out)
+    }
+
+    fn sort_suffixes<W: Word>(
+        &self,
+        packed: &Vec<u64>,
+        n: u64,
+        pos: &mut Vec<W>,
+        k: u32,
+    ) -> Result<()> {
+        let lbits = bits_for(k as u64);
+        assert!(
+            k >= 1 && 2 * k + lbits <= 64,
+            "sort_suffixes: {k} characters do not fit"
+        );
+        let key = |p: W| text_key(packed, n, p.to_u64(), k, lbits);
+        let touch = |p: W| prefetch(&packed[(p.to_u64() / 32) as usize]);
+        let mut tmp: Vec<W> = uninit(pos.len());
+        suffix_sort(pos, &mut tmp, &key, &touch, 2 * k + lbits);
+        Ok(())
+    }
+
+    fn text_heads<W: Word>(
+        &self,
+        packed: &Vec<u64>,
+        n: u64,
+        pos: &Vec<W>,
+        k: u32,
+    ) -> Result<Vec<u8>> {
+        let lbits = bits_for(k as u64);
+        let key = |p: W| text_key(packed, n, p.to_u64(), k, lbits);
+        let mut out: Vec<u8> = uninit(pos.len());
+        out.par_chunks_mut(GRAIN).enumerate().for_each(|(c, o)| {
+            let s = c * GRAIN;
+            let mut prev = if s == 0 { None } else { Some(key(pos[s - 1])) };
+            for (j, f) in o.iter_mut().enumerate() {
+                if let Some(&q) = pos.get(s + j + AHEAD) {
+                    prefetch(&packed[(q.to_u64() / 32) as usize]);
+                }
+                let here = key(pos[s + j]);
+                *f = u8::from(prev != Some(here));
+                prev = Some(here);
+            }
+        });
+        Ok(out)
+    }
+
+    fn head_index<W: Word>(&self, heads: &Vec<u8>, add: u64) -> Result<Vec<W>> {
+        Ok(heads
+            .par_iter()
+            .with_min_len(GRAIN)
+            .enumerate()
+            .map(|(i, &h)| {
+                if h != 0 {
+                    W::from_u64(i as u64 + add)
+                } else {
+                    W::default()
+                }
+            })
+            .collect())
+    }
+
+    fn compact_index<W: Word>(&self, keep: &Vec<u8>) -> Result<Vec<W>> {
+        let c = piece(keep.len());
+        let counts: Vec<usize> = keep
+            .par_chunks(c)
+            .map(|k| k.iter().filter(|&&f| f != 0).count())
+            .collect();
+        let mut starts = Vec::with_capacity(counts.len());
+        let mut total = 0;
+        for k in counts {
+            starts.push(total);
+            total += k;
+        }
+        let mut out: Vec<W> = uninit(total);
+        let dst = Shared(out.as_mut_ptr());
+        keep.par_chunks(c)
+            .enumerate()
+            .zip(starts)
+            .for_each(|((ci, k), mut o)| {
+                for (j, &f) in k.iter().enumerate() {
+                    if f != 0 {
+                        // SAFETY: each piece writes its own range of `out`.
+                        unsafe { dst.write(o, W::from_u64((ci * c + j) as u64)) };
+                        o += 1;
+                    }
+                }
+            });
+        Ok(out)
+    }
+
+    fn scatter_slots<W: Word>(
+        &self,
+        src: &Vec<W>,
+        pos: &Vec<W>,
+        layout: RankLayout,
+        dst: &mut Vec<W>,
+    ) -> Result<()> {
+        assert_eq!(src.len(), pos.len(), "scatter_slots: lengths differ");
+        let len = dst.len();
+        let d = Shared(dst.as_mut_ptr());
+        src.par_chunks(GRAIN)
+            .zip(pos.par_chunks(GRAIN))
+            .for_each(|(s, p)| {
+                for (&v, &p) in s.iter().zip(p) {
+                    let i = layout.slot(p.to_u64()) as usize;
+                    assert!(i < len, "scatter_slots: slot {i} out of bounds ({len})");
+                    // SAFETY: in bounds; positions do not repeat.
+                    unsafe { d.write(i, v) };
+                }
+            });
+        Ok(())
     }
 
     fn symbols<W: Word>(&self, packed: &Vec<u64>, n: u64) -> Result<Vec<W>> {

@@ -25,7 +25,7 @@
 use std::time::Instant;
 
 use super::Round;
-use super::steps::{Backend, Chars, Iota, Order, RankLayout, Word, bits_for};
+use super::steps::{Backend, Chars, Iota, Order, RankLayout, Word};
 use crate::error::Result;
 
 /// Characters in the first sort key.
@@ -49,26 +49,18 @@ pub fn build<B: Backend, W: Word>(
     // 1. Sort S12 by its first KEY_CHARS characters.
     let t = Instant::now();
     let mut pos: B::Buf<W> = b.iota(m, Iota::Mod3NonZero)?;
-    let heads = {
-        let mut keys: B::Buf<u64> = b.text_keys(&packed, n, &pos, KEY_CHARS)?;
-        b.radix_sort_pairs(
-            &mut keys,
-            &mut pos,
-            2 * KEY_CHARS + bits_for(KEY_CHARS.into()),
-        )?;
-        b.head_flags(&keys, None)?
-    };
-    let slot: B::Buf<W> = b.iota(m, Iota::From(0))?;
-    let mut rank = b.head_values(&heads, &slot, 1)?;
+    b.sort_suffixes(&packed, n, &mut pos, KEY_CHARS)?;
+    let heads = b.text_heads(&packed, n, &pos, KEY_CHARS)?;
+    let mut rank: B::Buf<W> = b.head_index(&heads, 1)?;
     b.segmented_scan(&mut rank, &heads)?;
     let mut isa: B::Buf<W> = b.zeros(m)?;
-    b.scatter(&rank, &b.slots(&pos, L)?, &mut isa)?;
+    b.scatter_slots(&rank, &pos, L, &mut isa)?;
     let keep = b.unsorted(&heads)?;
     drop(heads);
     let mut work_pos = b.compact(&pos, &keep)?;
-    let mut work_slot = b.compact(&slot, &keep)?;
+    let mut work_slot: B::Buf<W> = b.compact_index(&keep)?;
     let mut work_rank = b.compact(&rank, &keep)?;
-    drop((slot, rank, keep));
+    drop((rank, keep));
     let mut sa12 = pos;
     let mut h = u64::from(KEY_CHARS);
     log(&round_stats(b, 0, h, &work_rank, t)?);
@@ -84,7 +76,7 @@ pub fn build<B: Backend, W: Word>(
         drop((key, gheads));
         let mut nrank = b.head_values(&nheads, &work_slot, 1)?;
         b.segmented_scan(&mut nrank, &nheads)?;
-        b.scatter(&nrank, &b.slots(&work_pos, L)?, &mut isa)?;
+        b.scatter_slots(&nrank, &work_pos, L, &mut isa)?;
         b.scatter(&work_pos, &work_slot, &mut sa12)?;
         let keep = b.unsorted(&nheads)?;
         work_pos = b.compact(&work_pos, &keep)?;

@@ -50,26 +50,19 @@ pub fn build<B: Backend, W: Word>(
     let mut pos: B::Buf<W> = b.iota(n as usize, Iota::From(0))?;
     let heads = {
         let packed = b.pack_text(text)?;
-        let mut keys: B::Buf<u64> = b.text_keys(&packed, n, &pos, KEY_CHARS)?;
-        drop(packed);
-        b.radix_sort_pairs(
-            &mut keys,
-            &mut pos,
-            2 * KEY_CHARS + bits_for(KEY_CHARS.into()),
-        )?;
-        b.head_flags(&keys, None)?
+        b.sort_suffixes(&packed, n, &mut pos, KEY_CHARS)?;
+        b.text_heads(&packed, n, &pos, KEY_CHARS)?
     };
-    let slot: B::Buf<W> = b.iota(n as usize, Iota::From(0))?;
-    let mut rank = b.head_values(&heads, &slot, 1)?;
+    let mut rank: B::Buf<W> = b.head_index(&heads, 1)?;
     b.segmented_scan(&mut rank, &heads)?;
     let mut isa: B::Buf<W> = b.zeros(n as usize)?;
     b.scatter(&rank, &pos, &mut isa)?;
     let keep = b.unsorted(&heads)?;
     drop(heads);
     let mut work_pos = b.compact(&pos, &keep)?;
-    let mut work_slot = b.compact(&slot, &keep)?;
+    let mut work_slot: B::Buf<W> = b.compact_index(&keep)?;
     let mut work_rank = b.compact(&rank, &keep)?;
-    drop((slot, rank, keep));
+    drop((rank, keep));
     let mut sa = pos;
     let mut h = u64::from(KEY_CHARS);
     log(&stats(b, 0, h, &work_rank, t)?);

@@ -62,7 +62,6 @@ fn level<B: Backend, W: Word>(
         heads = b.head_flags(&b.fetch(s, id, &pos, d, n)?, Some(&heads))?;
     }
     let distinct = b.count(&heads)?;
-    let mut rank: B::Buf<W> = b.zeros(n02)?;
     let unique = distinct == n02 as u64;
     log(&Round {
         algorithm: "skew",
@@ -73,10 +72,12 @@ fn level<B: Backend, W: Word>(
         groups: distinct,
         seconds: t.elapsed().as_secs_f64(),
     });
+    let mut rank: B::Buf<W>;
     let sa12 = if unique {
+        rank = b.zeros(n02)?;
         // Ranks are the sorted order: no prefix sum, no recursion.
         let r = b.iota(n02, Iota::From(1))?;
-        b.scatter(&r, &b.slots(&pos, layout)?, &mut rank)?;
+        b.scatter_slots(&r, &pos, layout, &mut rank)?;
         pos
     } else {
         let mut names: B::Buf<W> = b.widen(&heads)?;
@@ -84,10 +85,11 @@ fn level<B: Backend, W: Word>(
         b.add_flags(&mut names, &heads)?;
         drop(heads);
         let mut s12: B::Buf<W> = b.zeros(n02)?;
-        b.scatter(&names, &b.slots(&pos, layout)?, &mut s12)?;
+        b.scatter_slots(&names, &pos, layout, &mut s12)?;
         drop((names, pos));
         let sub = level(b, &s12, n02 as u64, distinct, depth + 1, log)?;
         drop(s12);
+        rank = b.zeros(n02)?;
         let r = b.iota(n02, Iota::From(1))?;
         b.scatter(&r, &sub, &mut rank)?;
         b.split_positions(&sub, n0)?

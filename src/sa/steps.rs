@@ -281,6 +281,46 @@ pub trait Backend: Sync + Sized {
         k: u32,
     ) -> Result<Self::Buf<K>>;
 
+    /// Sorts suffix positions by their [`Backend::text_keys`] key of `k`
+    /// characters (stable): the same result as `text_keys` followed by
+    /// [`Backend::radix_sort_pairs`], but the keys are recomputed from the
+    /// packed text in every pass instead of stored, so the scratch is one
+    /// copy of `pos` (2 words a suffix at the peak instead of 6 with `u64`
+    /// keys). Cost: the radix sort's passes plus a key computation (two
+    /// reads of the packed text) per element and pass.
+    fn sort_suffixes<W: Word>(
+        &self,
+        packed: &Self::Buf<u64>,
+        n: u64,
+        pos: &mut Self::Buf<W>,
+        k: u32,
+    ) -> Result<()>;
+
+    /// [`Backend::head_flags`] of the `text_keys` of `pos`, computing the
+    /// keys on the fly.
+    fn text_heads<W: Word>(
+        &self,
+        packed: &Self::Buf<u64>,
+        n: u64,
+        pos: &Self::Buf<W>,
+        k: u32,
+    ) -> Result<Self::Buf<u8>>;
+
+    /// `out[i] = heads[i] != 0 ? i + add : 0`.
+    fn head_index<W: Word>(&self, heads: &Self::Buf<u8>, add: u64) -> Result<Self::Buf<W>>;
+
+    /// The indices `i` where `keep[i] != 0`, in order (compaction of `0..n`).
+    fn compact_index<W: Word>(&self, keep: &Self::Buf<u8>) -> Result<Self::Buf<W>>;
+
+    /// `dst[layout.slot(pos[i])] = src[i]`: a scatter through a layout.
+    fn scatter_slots<W: Word>(
+        &self,
+        src: &Self::Buf<W>,
+        pos: &Self::Buf<W>,
+        layout: RankLayout,
+        dst: &mut Self::Buf<W>,
+    ) -> Result<()>;
+
     /// One symbol per base, `c + 1` (so 0 can be the sentinel).
     fn symbols<W: Word>(&self, packed: &Self::Buf<u64>, n: u64) -> Result<Self::Buf<W>>;
 
