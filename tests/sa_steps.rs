@@ -1,0 +1,1440 @@
+//! Every step of the suffix-array [`Backend`] on the rayon backend [`Cpu`],
+//! checked against plain sequential loops written here, in rayon pools of 1,
+//! 2 and 3 threads (a step's result must not depend on the thread count).
+//!
+//! Sizes straddle the CPU backend's piece size ([`GRAIN`]) and, for the
+//! segmented sort, the `block` argument. Inputs come from a deterministic
+//! xorshift generator, so every failure reproduces.
+
+use std::fmt::Debug;
+use std::sync::OnceLock;
+
+use fmalign::sa::cpu::{Cpu, GRAIN};
+use fmalign::sa::steps::{Backend, Chars, Elem, Iota, Order, RankLayout, SegSortReport, Word};
+
+const G: usize = GRAIN;
+
+// ------------------------------------------------------------------ harness
+
+/// xorshift64* — tiny and deterministic.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// Uniform in `0..n` (`n > 0`).
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    /// `b` random low bits.
+    fn bits(&mut self, b: u32) -> u64 {
+        match b {
+            0 => 0,
+            64.. => self.next(),
+            _ => self.next() >> (64 - b),
+        }
+    }
+
+    /// True with probability `num / den`.
+    fn chance(&mut self, num: u64, den: u64) -> bool {
+        self.below(den) < num
+    }
+
+    fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            let j = self.below(i as u64 + 1) as usize;
+            v.swap(i, j);
+        }
+    }
+}
+
+/// Buffer elements the tests can make from random words (truncating).
+trait Gen: Elem {
+    fn make(x: u64) -> Self;
+}
+impl Gen for u8 {
+    fn make(x: u64) -> u8 {
+        x as u8
+    }
+}
+impl Gen for u32 {
+    fn make(x: u64) -> u32 {
+        x as u32
+    }
+}
+impl Gen for u64 {
+    fn make(x: u64) -> u64 {
+        x
+    }
+}
+
+fn conv<T: Gen>(v: &[u64]) -> Vec<T> {
+    v.iter().map(|&x| T::make(x)).collect()
+}
+
+fn random<T: Gen>(rng: &mut Rng, n: usize) -> Vec<T> {
+    (0..n).map(|_| T::make(rng.next())).collect()
+}
+
+/// `n` flags, nonzero with probability `num / den`; nonzero flags are
+/// arbitrary bytes when `wild` (a flag is "nonzero", not "1").
+fn flags(rng: &mut Rng, n: usize, num: u64, den: u64, wild: bool) -> Vec<u8> {
+    (0..n)
+        .map(|_| {
+            if !rng.chance(num, den) {
+                0
+            } else if wild {
+                1 + rng.below(255) as u8
+            } else {
+                1
+            }
+        })
+        .collect()
+}
+
+/// The general sizes: empty, tiny, and around one and several pieces.
+fn sizes() -> Vec<usize> {
+    vec![
+        0,
+        1,
+        2,
+        3,
+        7,
+        100,
+        1000,
+        G - 1,
+        G,
+        G + 1,
+        2 * G + 1,
+        5 * G + 3,
+    ]
+}
+
+/// Piece lengths the CPU backend may use for `n` elements with 1, 2 or 3
+/// workers (about four pieces per worker, never below `GRAIN`).
+fn piece_lengths(n: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = (1..=3).map(|t| n.div_ceil(4 * t).max(G)).collect();
+    v.push(G);
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+fn pools() -> &'static [(usize, rayon::ThreadPool)] {
+    static POOLS: OnceLock<Vec<(usize, rayon::ThreadPool)>> = OnceLock::new();
+    POOLS.get_or_init(|| {
+        [1, 2, 3]
+            .into_iter()
+            .map(|t| (t, fmalign::thread_pool(t).expect("thread pool")))
+            .collect()
+    })
+}
+
+/// Fails with the first place where `got` and `want` differ.
+#[track_caller]
+fn same<R: PartialEq + Debug>(what: &str, got: &R, want: &R) {
+    if got == want {
+        return;
+    }
+    let (g, w) = (format!("{got:?}"), format!("{want:?}"));
+    let at = g
+        .bytes()
+        .zip(w.bytes())
+        .position(|(a, b)| a != b)
+        .unwrap_or(g.len().min(w.len()));
+    let window = |s: &str| {
+        let lo = at.saturating_sub(120);
+        let hi = (at + 120).min(s.len());
+        s.get(lo..hi).unwrap_or("").to_string()
+    };
+    panic!(
+        "{what}: result differs from the reference at character {at} of its Debug text \
+         (lengths {} and {})\n   got: ...{}...\n  want: ...{}...",
+        g.len(),
+        w.len(),
+        window(&g),
+        window(&w)
+    );
+}
+
+/// Runs `f` in pools of 1, 2 and 3 threads; each result must equal `want`.
+#[track_caller]
+fn on_pools<R, F>(what: &str, want: &R, f: F)
+where
+    R: PartialEq + Debug + Send,
+    F: Fn() -> R + Sync,
+{
+    for (t, pool) in pools() {
+        let got = pool.install(&f);
+        same(&format!("{what} [{t} threads]"), &got, want);
+    }
+}
+
+fn up<T: Elem>(v: &[T]) -> Vec<T> {
+    Cpu.upload(v.to_vec()).unwrap()
+}
+
+fn down<T: Elem>(b: Vec<T>) -> Vec<T> {
+    Cpu.download(b).unwrap()
+}
+
+fn mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+fn ref_bits_for(max: u64) -> u32 {
+    let mut b = 0;
+    while b < 64 && (max >> b) != 0 {
+        b += 1;
+    }
+    b
+}
+
+/// Segment starts: 0 and every nonzero head (the end `n` appended).
+fn segment_bounds(heads: &[u8]) -> Vec<usize> {
+    let mut b: Vec<usize> = (0..heads.len())
+        .filter(|&i| i == 0 || heads[i] != 0)
+        .collect();
+    b.push(heads.len());
+    b
+}
+
+// ------------------------------------------------------------------- memory
+
+fn memory_case<T: Gen>(rng: &mut Rng, n: usize) {
+    let a: Vec<T> = random(rng, n);
+    on_pools(
+        &format!("upload/len/download n={n}"),
+        &(n, a.clone()),
+        || {
+            let b = Cpu.upload(a.clone()).unwrap();
+            (Cpu.len(&b), Cpu.download(b).unwrap())
+        },
+    );
+    on_pools(&format!("zeros n={n}"), &vec![T::make(0); n], || {
+        down(Cpu.zeros::<T>(n).unwrap())
+    });
+    on_pools(&format!("copy n={n}"), &(a.clone(), a.clone()), || {
+        let b = up(&a);
+        let c = Cpu.copy(&b).unwrap();
+        (down(b), down(c))
+    });
+    for m in [0, 1, 5, G + 1] {
+        let b: Vec<T> = random(rng, m);
+        let mut want = a.clone();
+        want.extend_from_slice(&b);
+        on_pools(&format!("concat {n}+{m}"), &want, || {
+            down(Cpu.concat(&up(&a), &up(&b)).unwrap())
+        });
+    }
+}
+
+#[test]
+fn memory_steps() {
+    assert!(!Cpu.name().is_empty());
+    let mut rng = Rng::new(1);
+    for n in sizes() {
+        memory_case::<u8>(&mut rng, n);
+        memory_case::<u32>(&mut rng, n);
+        memory_case::<u64>(&mut rng, n);
+    }
+}
+
+// --------------------------------------------------------------- radix sort
+
+fn radix_case<K: Word + Gen, V: Gen>(what: &str, keys: &[K], vals: &[V], bits: u32) {
+    let m = mask(bits);
+    let mut pairs: Vec<(K, V)> = keys.iter().copied().zip(vals.iter().copied()).collect();
+    // Stable.
+    pairs.sort_by_key(|&(k, _)| k.to_u64() & m);
+    let want: (Vec<K>, Vec<V>) = pairs.into_iter().unzip();
+    on_pools(
+        &format!("radix_sort_pairs {what} bits={bits} n={}", keys.len()),
+        &want,
+        || {
+            let mut k = up(keys);
+            let mut v = up(vals);
+            Cpu.radix_sort_pairs::<K, V>(&mut k, &mut v, bits).unwrap();
+            (down(k), down(v))
+        },
+    );
+}
+
+/// Keys below `2^bits` (`eb = min(bits, key bits)`), with many duplicates
+/// in every distribution but `uniform` at large `eb`.
+fn radix_keys(rng: &mut Rng, n: usize, eb: u32, dist: &str) -> Vec<u64> {
+    match dist {
+        "uniform" => (0..n).map(|_| rng.bits(eb)).collect(),
+        "few" => {
+            let pool: Vec<u64> = (0..5).map(|_| rng.bits(eb)).collect();
+            (0..n).map(|_| pool[rng.below(5) as usize]).collect()
+        }
+        "equal" => vec![rng.bits(eb); n],
+        // Only the top bits vary: the low passes see one digit and are skipped.
+        "high" => {
+            let t = eb.min(3);
+            let low = rng.bits(eb - t);
+            (0..n).map(|_| low | (rng.bits(t) << (eb - t))).collect()
+        }
+        // Only the two low bits vary.
+        "low" => {
+            let t = eb.min(2);
+            let high = rng.bits(eb) & !mask(t);
+            (0..n).map(|_| high | rng.bits(t)).collect()
+        }
+        "desc" => {
+            let mut v: Vec<u64> = (0..n).map(|_| rng.bits(eb)).collect();
+            for i in 1..n {
+                if rng.chance(1, 3) {
+                    v[i] = v[i - 1];
+                }
+            }
+            v.sort_unstable_by(|a, b| b.cmp(a));
+            v
+        }
+        _ => unreachable!(),
+    }
+}
+
+fn radix_for_key<K: Word + Gen>(rng: &mut Rng) {
+    let all_bits = [0, 1, 3, 8, 11, 12, 22, 32, 33, 59, 63, 64];
+    let dists = ["uniform", "few", "equal", "high", "low", "desc"];
+    for n in sizes() {
+        let big = n > 1000;
+        for &bits in &all_bits {
+            let eb = bits.min(K::BITS);
+            for dist in dists {
+                if big && matches!(dist, "equal" | "low" | "desc") && bits % 11 != 0 {
+                    continue;
+                }
+                let keys: Vec<K> = conv(&radix_keys(rng, n, eb, dist));
+                // Values are the input positions, so stability shows.
+                let idx: Vec<u32> = (0..n as u32).collect();
+                radix_case(&format!("{dist} K=u{}", K::BITS), &keys, &idx, bits);
+                if !big || bits == 64 || bits == 22 {
+                    let v64: Vec<u64> = random(rng, n);
+                    radix_case(&format!("{dist} K=u{} V=u64", K::BITS), &keys, &v64, bits);
+                    let v8: Vec<u8> = random(rng, n);
+                    radix_case(&format!("{dist} K=u{} V=u8", K::BITS), &keys, &v8, bits);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn radix_sort_pairs_u32_keys() {
+    radix_for_key::<u32>(&mut Rng::new(2));
+}
+
+#[test]
+fn radix_sort_pairs_u64_keys() {
+    radix_for_key::<u64>(&mut Rng::new(3));
+}
+
+// -------------------------------------------------------------------- scans
+
+fn exclusive_scan_case<W: Word + Gen>(what: &str, x: &[W]) {
+    let mut want = Vec::with_capacity(x.len());
+    let mut acc = W::make(0);
+    for &v in x {
+        want.push(acc);
+        acc = W::from_u64(acc.to_u64().wrapping_add(v.to_u64()) & mask(W::BITS));
+    }
+    on_pools(
+        &format!("exclusive_scan {what} u{} n={}", W::BITS, x.len()),
+        &(want, acc),
+        || {
+            let mut b = up(x);
+            let total = Cpu.exclusive_scan::<W>(&mut b).unwrap();
+            (down(b), total)
+        },
+    );
+}
+
+fn scan_sizes() -> Vec<usize> {
+    let mut s = sizes();
+    s.push(9 * G + 7);
+    s
+}
+
+fn scans_for<W: Word + Gen>(rng: &mut Rng) {
+    for n in scan_sizes() {
+        let small: Vec<W> = (0..n).map(|_| W::make(rng.below(1000))).collect();
+        exclusive_scan_case("small", &small);
+        exclusive_scan_case("wrapping", &random::<W>(rng, n));
+        exclusive_scan_case("max", &vec![W::make(u64::MAX); n]);
+        exclusive_scan_case("zeros", &vec![W::make(0); n]);
+        let flags01: Vec<W> = (0..n).map(|_| W::make(rng.below(2))).collect();
+        exclusive_scan_case("flags", &flags01);
+
+        for (hname, heads) in scan_heads(rng, n) {
+            let small: Vec<W> = (0..n).map(|_| W::make(rng.below(1000))).collect();
+            segmented_scan_case(&format!("{hname} small"), &small, &heads);
+            let wide: Vec<W> = random(rng, n);
+            segmented_scan_case(&format!("{hname} wrapping"), &wide, &heads);
+        }
+    }
+}
+
+/// Head layouts for the segmented scan, including heads exactly at, just
+/// before and just after the piece boundaries of 1, 2 and 3 workers.
+fn scan_heads(rng: &mut Rng, n: usize) -> Vec<(String, Vec<u8>)> {
+    let mut v = vec![
+        ("none".to_string(), vec![0u8; n]),
+        ("all".to_string(), vec![1u8; n]),
+        ("random 1/10".to_string(), flags(rng, n, 1, 10, true)),
+        ("random 1/5000".to_string(), flags(rng, n, 1, 5000, false)),
+    ];
+    let mut first = flags(rng, n, 1, 100, false);
+    if n > 0 {
+        first[0] = 1;
+    }
+    v.push(("random, head at 0".to_string(), first));
+    for c in piece_lengths(n) {
+        if c >= n {
+            continue;
+        }
+        for d in [-1i64, 0, 1] {
+            let mut h = vec![0u8; n];
+            for b in (c..n).step_by(c) {
+                let i = b as i64 + d;
+                if (0..n as i64).contains(&i) {
+                    h[i as usize] = 1;
+                }
+            }
+            v.push((format!("heads at piece {c} {d:+}"), h));
+        }
+        // One head only, at the first boundary; the rest carries across.
+        let mut h = vec![0u8; n];
+        h[c] = 7;
+        v.push((format!("single head at {c}"), h));
+    }
+    v
+}
+
+fn segmented_scan_case<W: Word + Gen>(what: &str, x: &[W], heads: &[u8]) {
+    let mut want = Vec::with_capacity(x.len());
+    let mut acc = 0u64;
+    for (&v, &h) in x.iter().zip(heads) {
+        if h != 0 {
+            acc = 0;
+        }
+        acc = acc.wrapping_add(v.to_u64()) & mask(W::BITS);
+        want.push(W::from_u64(acc));
+    }
+    on_pools(
+        &format!("segmented_scan {what} u{} n={}", W::BITS, x.len()),
+        &want,
+        || {
+            let mut b = up(x);
+            Cpu.segmented_scan::<W>(&mut b, &up(heads)).unwrap();
+            down(b)
+        },
+    );
+}
+
+#[test]
+fn scans_u32() {
+    scans_for::<u32>(&mut Rng::new(4));
+}
+
+#[test]
+fn scans_u64() {
+    scans_for::<u64>(&mut Rng::new(5));
+}
+
+// --------------------------------------------------- compact, count, gather
+
+fn compact_case<T: Gen>(rng: &mut Rng, n: usize) {
+    let x: Vec<T> = random(rng, n);
+    for (num, den) in [(0, 1), (1, 1), (1, 2), (1, 1000), (999, 1000)] {
+        let keep = flags(rng, n, num, den, true);
+        let want: Vec<T> = x
+            .iter()
+            .zip(&keep)
+            .filter(|&(_, &k)| k != 0)
+            .map(|(&v, _)| v)
+            .collect();
+        on_pools(&format!("compact {num}/{den} n={n}"), &want, || {
+            down(Cpu.compact::<T>(&up(&x), &up(&keep)).unwrap())
+        });
+        let count = keep.iter().filter(|&&k| k != 0).count() as u64;
+        on_pools(&format!("count {num}/{den} n={n}"), &count, || {
+            Cpu.count(&up(&keep)).unwrap()
+        });
+    }
+}
+
+fn gather_scatter_case<T: Gen, I: Word + Gen>(rng: &mut Rng, n: usize) {
+    // Gather: any indices, repeats allowed.
+    for m in [1, n.max(1), 3 * n + 1] {
+        let src: Vec<T> = random(rng, m);
+        let idx: Vec<I> = (0..n).map(|_| I::make(rng.below(m as u64))).collect();
+        let want: Vec<T> = idx.iter().map(|&i| src[i.to_u64() as usize]).collect();
+        on_pools(&format!("gather n={n} m={m}"), &want, || {
+            down(Cpu.gather::<T, I>(&up(&src), &up(&idx)).unwrap())
+        });
+    }
+    // Scatter: an injection into a destination at least as long.
+    for m in [n, n + 1, 2 * n + 3] {
+        let src: Vec<T> = random(rng, n);
+        let mut perm: Vec<u64> = (0..m as u64).collect();
+        rng.shuffle(&mut perm);
+        let idx: Vec<I> = conv(&perm[..n]);
+        let dst: Vec<T> = random(rng, m);
+        let mut want = dst.clone();
+        for (&v, &i) in src.iter().zip(&idx) {
+            want[i.to_u64() as usize] = v;
+        }
+        on_pools(&format!("scatter n={n} m={m}"), &want, || {
+            let mut d = up(&dst);
+            Cpu.scatter::<T, I>(&up(&src), &up(&idx), &mut d).unwrap();
+            down(d)
+        });
+    }
+}
+
+#[test]
+fn compact_count_gather_scatter() {
+    let mut rng = Rng::new(6);
+    for n in sizes() {
+        compact_case::<u8>(&mut rng, n);
+        compact_case::<u32>(&mut rng, n);
+        compact_case::<u64>(&mut rng, n);
+        gather_scatter_case::<u8, u32>(&mut rng, n);
+        gather_scatter_case::<u32, u64>(&mut rng, n);
+        gather_scatter_case::<u64, u32>(&mut rng, n);
+        gather_scatter_case::<u64, u64>(&mut rng, n);
+    }
+}
+
+// --------------------------------------------------------------- head flags
+
+fn head_flags_for<K: Word + Gen>(rng: &mut Rng) {
+    for n in sizes() {
+        let mut runs: Vec<K> = Vec::with_capacity(n);
+        for i in 0..n {
+            runs.push(if i > 0 && rng.chance(2, 3) {
+                runs[i - 1]
+            } else {
+                K::make(rng.below(4))
+            });
+        }
+        let key_sets: Vec<(&str, Vec<K>)> = vec![
+            ("runs", runs),
+            ("equal", vec![K::make(9); n]),
+            ("distinct", random(rng, n)),
+        ];
+        for (kname, keys) in &key_sets {
+            let ors: Vec<Option<Vec<u8>>> = vec![
+                None,
+                Some(flags(rng, n, 1, 5, true)),
+                Some(vec![0; n]),
+                Some(vec![1; n]),
+            ];
+            for or in &ors {
+                let want: Vec<u8> = (0..n)
+                    .map(|i| {
+                        let h = i == 0
+                            || keys[i] != keys[i - 1]
+                            || or.as_ref().is_some_and(|o| o[i] != 0);
+                        u8::from(h)
+                    })
+                    .collect();
+                on_pools(
+                    &format!("head_flags {kname} u{} or={} n={n}", K::BITS, or.is_some()),
+                    &want,
+                    || {
+                        let o = or.as_ref().map(|o| up(o));
+                        down(Cpu.head_flags::<K>(&up(keys), o.as_ref()).unwrap())
+                    },
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn head_flags() {
+    head_flags_for::<u32>(&mut Rng::new(7));
+    head_flags_for::<u64>(&mut Rng::new(8));
+}
+
+// ----------------------------------------------------------- segmented sort
+
+fn segsort_case<K: Word + Gen, V: Gen>(
+    what: &str,
+    heads: &[u8],
+    keys: &[K],
+    vals: &[V],
+    block: usize,
+) {
+    let n = keys.len();
+    let mut pairs: Vec<(K, V)> = keys.iter().copied().zip(vals.iter().copied()).collect();
+    for w in segment_bounds(heads).windows(2) {
+        pairs[w[0]..w[1]].sort();
+    }
+    let (wk, wv): (Vec<K>, Vec<V>) = pairs.into_iter().unzip();
+    // Boundaries between blocks that a segment crosses, and the rounds of
+    // doubling width until the widest of them is merged.
+    let crossing: Vec<usize> = (block..n)
+        .step_by(block)
+        .filter(|&b| heads[b] == 0)
+        .collect();
+    let merge_rounds = crossing
+        .iter()
+        .map(|&b| 1 + (b / block).trailing_zeros())
+        .max()
+        .unwrap_or(0);
+    let report = SegSortReport {
+        merge_rounds,
+        crossing: crossing.len() as u64,
+    };
+    on_pools(
+        &format!("segmented_sort {what} K=u{} block={block} n={n}", K::BITS),
+        &(wk, wv, report),
+        || {
+            let mut k = up(keys);
+            let mut v = up(vals);
+            let r = Cpu
+                .segmented_sort::<K, V>(&up(heads), &mut k, &mut v, block)
+                .unwrap();
+            (down(k), down(v), r)
+        },
+    );
+}
+
+/// Segment layouts (`heads[0] == 1`) for blocks of `block` elements.
+fn segment_layouts(rng: &mut Rng, n: usize, block: usize) -> Vec<(String, Vec<u8>)> {
+    let from_lengths = |lens: &mut dyn FnMut() -> usize| {
+        let mut h = vec![0u8; n];
+        let mut i = 0;
+        while i < n {
+            h[i] = 1;
+            i += lens().max(1);
+        }
+        h
+    };
+    let mut v = vec![("singletons".to_string(), vec![1u8; n])];
+    let mut one = vec![0u8; n];
+    if n > 0 {
+        one[0] = 1;
+    }
+    v.push(("one segment".to_string(), one));
+    v.push((
+        "random lengths".to_string(),
+        from_lengths(&mut || match rng.below(20) {
+            0..=13 => 1 + rng.below(8) as usize,
+            14..=18 => 1 + rng.below(3 * block as u64) as usize,
+            _ => 1 + rng.below(20 * block as u64) as usize,
+        }),
+    ));
+    for m in [1, 2, 3] {
+        v.push((
+            format!("segments of {m} blocks, aligned"),
+            (0..n).map(|i| u8::from(i % (m * block) == 0)).collect(),
+        ));
+    }
+    // Heads one after and one before every block boundary.
+    let mut offsets = vec![1, block - 1];
+    offsets.dedup();
+    for d in offsets.into_iter().filter(|&d| d > 0 && d < block) {
+        v.push((
+            format!("heads at block + {d}"),
+            (0..n).map(|i| u8::from(i == 0 || i % block == d)).collect(),
+        ));
+    }
+    let mut crossing = from_lengths(&mut || {
+        block * (1 + rng.below(6) as usize) + rng.below(block as u64) as usize
+    });
+    if n > 1 {
+        // Start at an odd offset so most segments cross several blocks.
+        crossing[..n.min(block / 2 + 1)].fill(0);
+        crossing[0] = 1;
+    }
+    v.push(("crossing several blocks".to_string(), crossing));
+    v
+}
+
+fn segsort_block(rng: &mut Rng, block: usize, extra: &[usize]) {
+    let mut ns = vec![
+        0,
+        1,
+        2,
+        block.saturating_sub(1),
+        block,
+        block + 1,
+        2 * block - 1,
+        2 * block,
+        2 * block + 1,
+        5 * block + 2,
+        8 * block,
+        13 * block + block / 2 + 1,
+    ];
+    ns.extend_from_slice(extra);
+    ns.sort_unstable();
+    ns.dedup();
+    for n in ns {
+        for (lname, heads) in segment_layouts(rng, n, block) {
+            // Few distinct keys: ties broken by value (values repeat too).
+            let keys: Vec<u32> = (0..n).map(|_| rng.below(4) as u32).collect();
+            let vals: Vec<u32> = (0..n).map(|_| rng.below(8) as u32).collect();
+            segsort_case(&format!("{lname}, few keys"), &heads, &keys, &vals, block);
+            let keys: Vec<u64> = random(rng, n);
+            let vals: Vec<u64> = random(rng, n);
+            segsort_case(&format!("{lname}, random"), &heads, &keys, &vals, block);
+            let keys: Vec<u64> = (0..n).map(|i| (n - i) as u64 / 3).collect();
+            let vals: Vec<u8> = random(rng, n);
+            segsort_case(&format!("{lname}, descending"), &heads, &keys, &vals, block);
+        }
+    }
+}
+
+#[test]
+fn segmented_sort_small_blocks() {
+    let mut rng = Rng::new(9);
+    segsort_block(&mut rng, 1, &[G + 1, 1000]);
+    segsort_block(&mut rng, 2, &[333]);
+    segsort_block(&mut rng, 3, &[2 * G + 1]);
+    segsort_block(&mut rng, 7, &[G - 1, G + 1]);
+}
+
+#[test]
+fn segmented_sort_large_blocks() {
+    let mut rng = Rng::new(10);
+    segsort_block(&mut rng, 64, &[G, 5 * G + 3]);
+    segsort_block(&mut rng, 4096, &[G - 1, G + 1, 5 * G + 3]);
+}
+
+// -------------------------------------------------------------------- merge
+
+fn merge_asc_case<W: Word + Gen>(what: &str, a: &[W], b: &[W]) {
+    let mut want = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        if j == b.len() || (i < a.len() && a[i] <= b[j]) {
+            want.push(a[i]);
+            i += 1;
+        } else {
+            want.push(b[j]);
+            j += 1;
+        }
+    }
+    on_pools(
+        &format!(
+            "merge ascending {what} u{} {}+{}",
+            W::BITS,
+            a.len(),
+            b.len()
+        ),
+        &want,
+        || down(Cpu.merge::<W>(&up(a), &up(b), &Order::Ascending).unwrap()),
+    );
+}
+
+fn merge_asc_for<W: Word + Gen>(rng: &mut Rng) {
+    let lens = [
+        (0, 0),
+        (0, 1),
+        (1, 0),
+        (1, 1),
+        (2, 3),
+        (100, 57),
+        (G - 1, 1),
+        (G, G + 1),
+        (1, 2 * G),
+        (3 * G + 1, 2 * G + 2),
+        (5 * G + 3, 0),
+        (0, 5 * G + 3),
+    ];
+    for (na, nb) in lens {
+        let sorted = |rng: &mut Rng, n: usize, lo: u64, range: u64| {
+            let mut v: Vec<W> = (0..n).map(|_| W::make(lo + rng.below(range))).collect();
+            v.sort_unstable();
+            v
+        };
+        let cases: Vec<(&str, Vec<W>, Vec<W>)> = vec![
+            ("dups", sorted(rng, na, 0, 10), sorted(rng, nb, 0, 10)),
+            (
+                "wide",
+                sorted(rng, na, 0, 1 << 31),
+                sorted(rng, nb, 0, 1 << 31),
+            ),
+            (
+                "a below b",
+                sorted(rng, na, 0, 100),
+                sorted(rng, nb, 100, 100),
+            ),
+            (
+                "a above b",
+                sorted(rng, na, 100, 100),
+                sorted(rng, nb, 0, 100),
+            ),
+            ("equal", vec![W::make(5); na], vec![W::make(5); nb]),
+            (
+                "max",
+                sorted(rng, na, u32::MAX as u64 - 3, 4),
+                sorted(rng, nb, u32::MAX as u64 - 3, 4),
+            ),
+        ];
+        for (name, a, b) in &cases {
+            merge_asc_case(name, a, b);
+        }
+    }
+}
+
+#[test]
+fn merge_ascending() {
+    merge_asc_for::<u32>(&mut Rng::new(11));
+    merge_asc_for::<u64>(&mut Rng::new(12));
+}
+
+/// Suffix array by sorting whole suffixes (a shorter suffix that is a
+/// prefix of a longer one sorts first: the end is below every character).
+fn brute_sa(chars: &[u32]) -> Vec<u64> {
+    let mut sa: Vec<u64> = (0..chars.len() as u64).collect();
+    sa.sort_by(|&i, &j| chars[i as usize..].cmp(&chars[j as usize..]));
+    sa
+}
+
+fn ref_slot(layout: RankLayout, p: u64) -> u64 {
+    match layout {
+        RankLayout::Identity => p,
+        RankLayout::Interleaved => {
+            assert!(!p.is_multiple_of(3));
+            2 * (p / 3) + p % 3 - 1
+        }
+        RankLayout::Split { n0 } => {
+            if p % 3 == 1 {
+                p / 3
+            } else {
+                assert!(p % 3 == 2);
+                n0 + p / 3
+            }
+        }
+    }
+}
+
+/// Brute-force pack, `ceil(n/32) + 1` words.
+fn ref_pack(text: &[u8]) -> Vec<u64> {
+    let mut w = vec![0u64; text.len().div_ceil(32) + 1];
+    for (p, &c) in text.iter().enumerate() {
+        w[p / 32] |= (c as u64 & 3) << (62 - 2 * (p % 32));
+    }
+    w
+}
+
+/// The DC3 merge of the `p % 3 == 0` suffixes with the others, for a text
+/// given as characters `>= 1` (and, for DNA, its codes to pack).
+fn dc3_case<W: Word + Gen>(what: &str, chars: &[u32], dna: Option<&[u8]>, sa: &[u64]) {
+    let n = chars.len() as u64;
+    let a: Vec<W> = conv(
+        &sa.iter()
+            .copied()
+            .filter(|p| p % 3 == 0)
+            .collect::<Vec<_>>(),
+    );
+    let b: Vec<W> = conv(
+        &sa.iter()
+            .copied()
+            .filter(|p| p % 3 != 0)
+            .collect::<Vec<_>>(),
+    );
+    let want: Vec<W> = conv(sa);
+    let symbols: Vec<W> = chars.iter().map(|&c| W::make(c as u64)).collect();
+    let packed = dna.map(ref_pack);
+    for layout in [
+        RankLayout::Interleaved,
+        RankLayout::Split { n0: n.div_ceil(3) },
+    ] {
+        // Final ranks of the sample suffixes, 1-based (0 is past the end).
+        let slots = (0..n)
+            .filter(|p| p % 3 != 0)
+            .map(|p| ref_slot(layout, p) + 1);
+        let mut rank = vec![W::make(0); slots.max().unwrap_or(0) as usize];
+        for (r, &p) in b.iter().enumerate() {
+            rank[ref_slot(layout, p.to_u64()) as usize] = W::make(r as u64 + 1);
+        }
+        let label = format!("merge dc3 {what} u{} n={n} {layout:?}", W::BITS);
+        on_pools(&format!("{label} symbols"), &want, || {
+            let (bs, br) = (up(&symbols), up(&rank));
+            let order = Order::Dc3 {
+                text: Chars::<Cpu, W>::Symbols(&bs),
+                n,
+                rank: &br,
+                layout,
+            };
+            down(Cpu.merge::<W>(&up(&a), &up(&b), &order).unwrap())
+        });
+        if let Some(packed) = &packed {
+            on_pools(&format!("{label} packed"), &want, || {
+                let (bp, br) = (up(packed), up(&rank));
+                let order = Order::Dc3 {
+                    text: Chars::<Cpu, W>::Packed(&bp),
+                    n,
+                    rank: &br,
+                    layout,
+                };
+                down(Cpu.merge::<W>(&up(&a), &up(&b), &order).unwrap())
+            });
+        }
+    }
+}
+
+fn dc3_dna(what: &str, text: &[u8]) {
+    let chars: Vec<u32> = text.iter().map(|&c| c as u32 + 1).collect();
+    let sa = brute_sa(&chars);
+    dc3_case::<u32>(what, &chars, Some(text), &sa);
+    dc3_case::<u64>(what, &chars, Some(text), &sa);
+}
+
+fn random_dna(rng: &mut Rng, n: usize) -> Vec<u8> {
+    (0..n).map(|_| rng.below(4) as u8).collect()
+}
+
+#[test]
+fn merge_dc3() {
+    let mut rng = Rng::new(13);
+    for n in [
+        1, 2, 3, 4, 5, 6, 7, 8, 10, 31, 32, 33, 100, 3000, 3001, 3002,
+    ] {
+        let t = random_dna(&mut rng, n);
+        dc3_dna("random", &t);
+    }
+    dc3_dna("all A", &vec![0; 1500]);
+    dc3_dna("all T", &vec![3; 1501]);
+    let ac: Vec<u8> = (0..2000).map(|i| (i % 2) as u8).collect();
+    dc3_dna("(AC)*", &ac);
+    let acg: Vec<u8> = (0..2001).map(|i| (i % 3) as u8).collect();
+    dc3_dna("(ACG)*", &acg);
+    let aac: Vec<u8> = (0..2002).map(|i| u8::from(i % 3 == 2)).collect();
+    dc3_dna("(AAC)*", &aac);
+    let unit = random_dna(&mut rng, 499);
+    let mut rep = random_dna(&mut rng, 100);
+    for _ in 0..5 {
+        rep.extend_from_slice(&unit);
+        rep.push(rng.below(4) as u8);
+    }
+    dc3_dna("repeats", &rep);
+    // Several merge pieces.
+    dc3_dna("random, pieces", &random_dna(&mut rng, 3 * G - 5));
+    dc3_dna("random, many pieces", &random_dna(&mut rng, 5 * G + 3));
+    // Larger alphabets (as at deeper levels of skew).
+    for (sigma, n) in [(2u64, 3000), (50, 5000), (1000, 4001), (5, 2 * G + 1)] {
+        let chars: Vec<u32> = (0..n).map(|_| 1 + rng.below(sigma) as u32).collect();
+        let sa = brute_sa(&chars);
+        dc3_case::<u32>(&format!("sigma={sigma}"), &chars, None, &sa);
+        dc3_case::<u64>(&format!("sigma={sigma}"), &chars, None, &sa);
+    }
+}
+
+// ----------------------------------------------------------- sequence maps
+
+fn iota_fill_for<W: Word + Gen>(rng: &mut Rng) {
+    for n in sizes() {
+        let mut starts = vec![0u64, 1, 12345];
+        if W::BITS == 64 {
+            starts.push(1 << 40);
+        }
+        for s in starts {
+            let want: Vec<W> = (0..n as u64).map(|i| W::make(s + i)).collect();
+            on_pools(&format!("iota From({s}) u{} n={n}", W::BITS), &want, || {
+                down(Cpu.iota::<W>(n, Iota::From(s)).unwrap())
+            });
+        }
+        let mut want = Vec::with_capacity(n);
+        let mut p = 0u64;
+        while want.len() < n {
+            if !p.is_multiple_of(3) {
+                want.push(W::make(p));
+            }
+            p += 1;
+        }
+        on_pools(
+            &format!("iota Mod3NonZero u{} n={n}", W::BITS),
+            &want,
+            || down(Cpu.iota::<W>(n, Iota::Mod3NonZero).unwrap()),
+        );
+        for value in [
+            W::make(0),
+            W::make(7),
+            W::make(u64::MAX),
+            W::make(rng.next()),
+        ] {
+            on_pools(&format!("fill {value:?} n={n}"), &vec![value; n], || {
+                down(Cpu.fill::<W>(n, value).unwrap())
+            });
+        }
+    }
+}
+
+#[test]
+fn iota_fill() {
+    iota_fill_for::<u32>(&mut Rng::new(14));
+    iota_fill_for::<u64>(&mut Rng::new(15));
+}
+
+// ------------------------------------------------------------- text maps
+
+fn text_sizes() -> Vec<usize> {
+    let mut v = vec![0, 1, 2, 5, 31, 32, 33, 63, 64, 65, 95, 96, 97, 100, 1000];
+    v.extend([G - 1, G, G + 1, 2 * G + 1, 5 * G + 3]);
+    v
+}
+
+fn texts(rng: &mut Rng, n: usize) -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        ("random", random_dna(rng, n)),
+        ("all T", vec![3; n]),
+        ("all A", vec![0; n]),
+        ("ACGT", (0..n).map(|i| (i % 4) as u8).collect()),
+    ]
+}
+
+#[test]
+fn pack_text_and_symbols() {
+    let mut rng = Rng::new(16);
+    for n in text_sizes() {
+        for (tname, text) in texts(&mut rng, n) {
+            let want = ref_pack(&text);
+            on_pools(&format!("pack_text {tname} n={n}"), &(), || {
+                let got = down(Cpu.pack_text(&text).unwrap());
+                assert!(
+                    got.len() >= want.len(),
+                    "pack_text {tname} n={n}: {} words, want at least {} (one spare word)",
+                    got.len(),
+                    want.len()
+                );
+                same(
+                    &format!("pack_text {tname} n={n}"),
+                    &&got[..want.len()],
+                    &&want[..],
+                );
+                assert!(
+                    got[want.len()..].iter().all(|&w| w == 0),
+                    "pack_text {tname} n={n}: padding is not zero"
+                );
+            });
+            let packed = Cpu.pack_text(&text).unwrap();
+            let sym32: Vec<u32> = text.iter().map(|&c| c as u32 + 1).collect();
+            on_pools(&format!("symbols u32 {tname} n={n}"), &sym32, || {
+                down(Cpu.symbols::<u32>(&packed, n as u64).unwrap())
+            });
+            let sym64: Vec<u64> = text.iter().map(|&c| c as u64 + 1).collect();
+            on_pools(&format!("symbols u64 {tname} n={n}"), &sym64, || {
+                down(Cpu.symbols::<u64>(&packed, n as u64).unwrap())
+            });
+        }
+    }
+}
+
+fn ref_text_key(text: &[u8], p: u64, k: u32) -> u64 {
+    let n = text.len() as u64;
+    let mut key = 0u64;
+    for j in 0..k as u64 {
+        let c = if p + j < n {
+            text[(p + j) as usize] as u64
+        } else {
+            0
+        };
+        key = (key << 2) | c;
+    }
+    (key << ref_bits_for(k as u64)) | (n - p).min(k as u64)
+}
+
+fn text_keys_case<K: Word + Gen, W: Word + Gen>(
+    what: &str,
+    text: &[u8],
+    packed: &[u64],
+    pos: &[u64],
+    k: u32,
+) {
+    let want: Vec<K> = pos
+        .iter()
+        .map(|&p| K::make(ref_text_key(text, p, k)))
+        .collect();
+    let pos: Vec<W> = conv(pos);
+    on_pools(
+        &format!(
+            "text_keys {what} K=u{} W=u{} k={k} n={}",
+            K::BITS,
+            W::BITS,
+            text.len()
+        ),
+        &want,
+        || {
+            down(
+                Cpu.text_keys::<K, W>(&up(packed), text.len() as u64, &up(&pos), k)
+                    .unwrap(),
+            )
+        },
+    );
+}
+
+#[test]
+fn text_keys() {
+    let mut rng = Rng::new(17);
+    for n in text_sizes() {
+        if n > 2 * G + 1 {
+            continue;
+        }
+        for (tname, text) in texts(&mut rng, n) {
+            let packed = down(Cpu.pack_text(&text).unwrap());
+            // Every suffix, the empty one (at n) included; then shuffled.
+            let all: Vec<u64> = (0..=n as u64).collect();
+            let mut shuffled = all.clone();
+            rng.shuffle(&mut shuffled);
+            // Near the end of the text and near 32-base word boundaries.
+            let mut near: Vec<u64> = (n.saturating_sub(31) as u64..=n as u64).collect();
+            for w in (0..=n as u64).step_by(32) {
+                near.extend((w.saturating_sub(30)..=(w + 2).min(n as u64)).rev());
+            }
+            let big = n > 1000;
+            for k in [1, 3, 12, 14] {
+                text_keys_case::<u32, u32>(&format!("{tname} all"), &text, &packed, &all, k);
+                if !big {
+                    text_keys_case::<u32, u64>(&format!("{tname} near"), &text, &packed, &near, k);
+                }
+            }
+            for k in [1, 3, 12, 27, 29] {
+                text_keys_case::<u64, u64>(&format!("{tname} all"), &text, &packed, &all, k);
+                if !big || tname == "random" {
+                    text_keys_case::<u64, u32>(
+                        &format!("{tname} shuffled"),
+                        &text,
+                        &packed,
+                        &shuffled,
+                        k,
+                    );
+                    text_keys_case::<u64, u64>(&format!("{tname} near"), &text, &packed, &near, k);
+                }
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------- rank maps
+
+fn layouts(n: u64) -> [RankLayout; 3] {
+    [
+        RankLayout::Identity,
+        RankLayout::Interleaved,
+        RankLayout::Split { n0: n.div_ceil(3) },
+    ]
+}
+
+fn in_layout(layout: RankLayout, p: u64) -> bool {
+    layout == RankLayout::Identity || !p.is_multiple_of(3)
+}
+
+fn rank_maps_for<W: Word + Gen>(rng: &mut Rng) {
+    for n in [
+        0u64,
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+        7,
+        100,
+        1001,
+        G as u64 + 2,
+        3 * G as u64 + 1,
+    ] {
+        for layout in layouts(n) {
+            let size = (0..n)
+                .filter(|&p| in_layout(layout, p))
+                .map(|p| ref_slot(layout, p) + 1)
+                .max()
+                .unwrap_or(0);
+            let rank: Vec<W> = (0..size).map(|_| W::make(1 + rng.below(n + 1))).collect();
+            for h in [0u64, 1, 2, 3, 4, 7] {
+                // Positions whose p + h is in the layout or at/past the end.
+                let mut pos: Vec<W> = Vec::new();
+                for q in h..n + 4 {
+                    if q >= n || in_layout(layout, q) {
+                        pos.push(W::make(q - h));
+                    }
+                }
+                let mut shuffled = pos.clone();
+                rng.shuffle(&mut shuffled);
+                pos.extend(shuffled);
+                let want: Vec<W> = pos
+                    .iter()
+                    .map(|&p| {
+                        let q = p.to_u64() + h;
+                        if q < n {
+                            rank[ref_slot(layout, q) as usize]
+                        } else {
+                            W::make(0)
+                        }
+                    })
+                    .collect();
+                on_pools(
+                    &format!("fetch u{} n={n} {layout:?} h={h}", W::BITS),
+                    &want,
+                    || down(Cpu.fetch::<W>(&up(&rank), layout, &up(&pos), h, n).unwrap()),
+                );
+            }
+            // slots of positions in the layout (the dummy at n included).
+            let mut pos: Vec<W> = (0..=n)
+                .filter(|&p| in_layout(layout, p))
+                .map(W::make)
+                .collect();
+            rng.shuffle(&mut pos);
+            let want: Vec<W> = pos
+                .iter()
+                .map(|&p| W::make(ref_slot(layout, p.to_u64())))
+                .collect();
+            on_pools(
+                &format!("slots u{} n={n} {layout:?}", W::BITS),
+                &want,
+                || down(Cpu.slots::<W>(&up(&pos), layout).unwrap()),
+            );
+        }
+        // split_positions: inverse of the split slots.
+        let n0 = n.div_ceil(3);
+        let n2 = n / 3;
+        let mut slots: Vec<W> = (0..n0 + n2).map(W::make).collect();
+        rng.shuffle(&mut slots);
+        let want: Vec<W> = slots
+            .iter()
+            .map(|&s| {
+                let s = s.to_u64();
+                W::make(if s < n0 { 3 * s + 1 } else { 3 * (s - n0) + 2 })
+            })
+            .collect();
+        on_pools(
+            &format!("split_positions u{} n={n}", W::BITS),
+            &want,
+            || down(Cpu.split_positions::<W>(&up(&slots), n0).unwrap()),
+        );
+        // Round trip through the split layout.
+        let back: Vec<W> = want
+            .iter()
+            .map(|&p| W::make(ref_slot(RankLayout::Split { n0 }, p.to_u64())))
+            .collect();
+        same("split round trip", &back, &slots);
+    }
+    for n0 in [0u64, 1, 5, 1000] {
+        let slots: Vec<W> = (0..3000).map(|_| W::make(rng.below(2 * n0 + 7))).collect();
+        let want: Vec<W> = slots
+            .iter()
+            .map(|&s| {
+                let s = s.to_u64();
+                W::make(if s < n0 { 3 * s + 1 } else { 3 * (s - n0) + 2 })
+            })
+            .collect();
+        on_pools(
+            &format!("split_positions u{} n0={n0}", W::BITS),
+            &want,
+            || down(Cpu.split_positions::<W>(&up(&slots), n0).unwrap()),
+        );
+    }
+    // slots of large positions.
+    for layout in [
+        RankLayout::Identity,
+        RankLayout::Interleaved,
+        RankLayout::Split { n0: 1 << 20 },
+    ] {
+        let pos: Vec<W> = (0..5000)
+            .map(|_| {
+                loop {
+                    let p = rng.below(3 << 20);
+                    if in_layout(layout, p) {
+                        break W::make(p);
+                    }
+                }
+            })
+            .collect();
+        let want: Vec<W> = pos
+            .iter()
+            .map(|&p| W::make(ref_slot(layout, p.to_u64())))
+            .collect();
+        on_pools(
+            &format!("slots u{} large {layout:?}", W::BITS),
+            &want,
+            || down(Cpu.slots::<W>(&up(&pos), layout).unwrap()),
+        );
+    }
+}
+
+#[test]
+fn fetch_slots_split_positions() {
+    rank_maps_for::<u32>(&mut Rng::new(18));
+    rank_maps_for::<u64>(&mut Rng::new(19));
+}
+
+// -------------------------------------------------------- element-wise maps
+
+fn elementwise_for<W: Word + Gen>(rng: &mut Rng) {
+    let wmask = mask(W::BITS);
+    for n in sizes() {
+        let heads = flags(rng, n, 1, 3, true);
+        let base: Vec<W> = random(rng, n);
+        for add in [0u64, 1, 7, u32::MAX as u64, u64::MAX] {
+            let want: Vec<W> = heads
+                .iter()
+                .zip(&base)
+                .map(|(&h, &b)| {
+                    if h != 0 {
+                        W::make(b.to_u64().wrapping_add(add) & wmask)
+                    } else {
+                        W::make(0)
+                    }
+                })
+                .collect();
+            on_pools(
+                &format!("head_values u{} add={add} n={n}", W::BITS),
+                &want,
+                || down(Cpu.head_values::<W>(&up(&heads), &up(&base), add).unwrap()),
+            );
+        }
+
+        for wild in [false, true] {
+            let f = flags(rng, n, 1, 2, wild);
+            let x: Vec<W> = (0..n).map(|_| W::make(rng.bits(W::BITS - 1))).collect();
+            let want: Vec<W> = x
+                .iter()
+                .zip(&f)
+                .map(|(&v, &f)| W::make(v.to_u64() + f as u64))
+                .collect();
+            on_pools(&format!("add_flags u{} n={n}", W::BITS), &want, || {
+                let mut b = up(&x);
+                Cpu.add_flags::<W>(&mut b, &up(&f)).unwrap();
+                down(b)
+            });
+            let want: Vec<W> = f.iter().map(|&f| W::make(f as u64)).collect();
+            on_pools(&format!("widen u{} n={n}", W::BITS), &want, || {
+                down(Cpu.widen::<W>(&up(&f)).unwrap())
+            });
+        }
+
+        let x: Vec<W> = random(rng, n);
+        for sub in [0u64, 1, 12345, 1 << 40, u64::MAX] {
+            let want: Vec<W> = x
+                .iter()
+                .map(|&v| W::make(v.to_u64().wrapping_sub(sub) & wmask))
+                .collect();
+            on_pools(
+                &format!("sub_const u{} sub={sub} n={n}", W::BITS),
+                &want,
+                || {
+                    let mut b = up(&x);
+                    Cpu.sub_const::<W>(&mut b, sub).unwrap();
+                    down(b)
+                },
+            );
+        }
+
+        let small: Vec<W> = (0..n).map(|_| W::make(rng.below(40))).collect();
+        for (xname, x) in [("small", &small), ("random", &x)] {
+            let ranges = [
+                (0, 0),
+                (0, u64::MAX),
+                (10, 20),
+                (20, 10),
+                (5, 5),
+                (1, wmask),
+                (wmask, wmask),
+                (wmask, u64::MAX),
+            ];
+            for (lo, hi) in ranges {
+                let want: Vec<u8> = x
+                    .iter()
+                    .map(|&v| u8::from(lo <= v.to_u64() && v.to_u64() <= hi))
+                    .collect();
+                on_pools(
+                    &format!("in_range {xname} u{} [{lo}, {hi}] n={n}", W::BITS),
+                    &want,
+                    || down(Cpu.in_range::<W>(&up(x), lo, hi).unwrap()),
+                );
+            }
+            for r in 0..3 {
+                let want: Vec<u8> = x.iter().map(|&v| u8::from(v.to_u64() % 3 == r)).collect();
+                on_pools(
+                    &format!("mod3_is {xname} u{} r={r} n={n}", W::BITS),
+                    &want,
+                    || down(Cpu.mod3_is::<W>(&up(x), r).unwrap()),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn elementwise_maps() {
+    elementwise_for::<u32>(&mut Rng::new(20));
+    elementwise_for::<u64>(&mut Rng::new(21));
+}
+
+fn segment_maps_case(what: &str, heads: &[u8]) {
+    let n = heads.len();
+    let want: Vec<u8> = (0..n)
+        .map(|i| u8::from(!(heads[i] != 0 && (i + 1 == n || heads[i + 1] != 0))))
+        .collect();
+    on_pools(&format!("unsorted {what} n={n}"), &want, || {
+        down(Cpu.unsorted(&up(heads)).unwrap())
+    });
+    if n == 0 || heads[0] != 0 {
+        let mut len32: Vec<u32> = vec![0; n];
+        for w in segment_bounds(heads).windows(2) {
+            len32[w[0]..w[1]].fill((w[1] - w[0]) as u32);
+        }
+        on_pools(&format!("segment_lengths u32 {what} n={n}"), &len32, || {
+            down(Cpu.segment_lengths::<u32>(&up(heads)).unwrap())
+        });
+        let len64: Vec<u64> = len32.iter().map(|&l| l as u64).collect();
+        on_pools(&format!("segment_lengths u64 {what} n={n}"), &len64, || {
+            down(Cpu.segment_lengths::<u64>(&up(heads)).unwrap())
+        });
+    }
+}
+
+#[test]
+fn segment_maps() {
+    let mut rng = Rng::new(22);
+    for n in sizes() {
+        segment_maps_case("none", &vec![0; n]);
+        segment_maps_case("all", &vec![1; n]);
+        for (num, den) in [(1, 2), (1, 10), (1, 3000)] {
+            let mut h = flags(&mut rng, n, num, den, true);
+            segment_maps_case(&format!("random {num}/{den}"), &h);
+            if n > 0 {
+                h[0] = 1;
+                segment_maps_case(&format!("random {num}/{den}, head at 0"), &h);
+            }
+        }
+        let mut one = vec![0; n];
+        if n > 0 {
+            one[0] = 1;
+            segment_maps_case("one segment", &one);
+        }
+        let last: Vec<u8> = (0..n).map(|i| u8::from(i == 0 || i + 1 == n)).collect();
+        segment_maps_case("last alone", &last);
+        for c in piece_lengths(n) {
+            let h: Vec<u8> = (0..n)
+                .map(|i| u8::from(i % c == 0 || i % c == c - 1))
+                .collect();
+            segment_maps_case(&format!("heads around pieces of {c}"), &h);
+        }
+    }
+}
