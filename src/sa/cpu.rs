@@ -63,18 +63,6 @@ fn base(packed: &[u64], p: u64) -> u64 {
     (packed[(p / 32) as usize] >> (62 - 2 * (p % 32))) & 3
 }
 
-/// Character `p` (`c + 1`, 0 past the end).
-#[inline(always)]
-fn char_at<W: Word>(text: &CharsRef<'_, W>, n: u64, p: u64) -> u64 {
-    if p >= n {
-        return 0;
-    }
-    match text {
-        CharsRef::Packed(t) => base(t, p) + 1,
-        CharsRef::Symbols(s) => s[p as usize].to_u64(),
-    }
-}
-
 /// The `text_keys` key of the suffix at `p`.
 #[inline(always)]
 fn text_key(packed: &[u64], n: u64, p: u64, k: u32, lbits: u32) -> u64 {
@@ -94,20 +82,29 @@ fn text_key(packed: &[u64], n: u64, p: u64, k: u32, lbits: u32) -> u64 {
     (chars << lbits) | len
 }
 
-/// Elements at or below which a suffix sort's bucket is sorted in cache.
-const IN_CACHE: usize = 1 << 15;
+/// Elements at or below which a suffix sort's bucket computes its keys once
+/// and sorts them as stored (key, position) pairs: 24 bytes of scratch an
+/// element, at most 24 MiB a worker.
+const IN_CACHE: usize = 1 << 20;
 
 /// Stable sort of `pos` by bits `0..hi` of `key(pos)` (higher bits equal);
-/// `tmp` is scratch of the same length.
+/// `tmp` is scratch of the same length. Sets `heads[i]` to 1 where the key
+/// differs from the previous element's (always at 0: the caller's slices
+/// start where the key changes).
 fn suffix_sort<W: Word>(
     pos: &mut [W],
     tmp: &mut [W],
+    heads: &mut [u8],
     key: &(impl Fn(W) -> u64 + Sync),
     touch: &(impl Fn(W) + Sync),
     hi: u32,
 ) {
     let n = pos.len();
     if n < 2 || hi == 0 {
+        heads.fill(0);
+        if let Some(h) = heads.first_mut() {
+            *h = 1;
+        }
         return;
     }
     if n <= IN_CACHE {
@@ -119,7 +116,11 @@ fn suffix_sort<W: Word>(
             ks[i] = key(pos[i]);
         }
         let mut kt: Vec<u64> = uninit(n);
-        lsd_sequential(&mut ks, pos, &mut kt, &mut tmp[..], 0, hi);
+        radix_sort(&mut ks, pos, &mut kt, &mut tmp[..], 0, hi);
+        heads[0] = 1;
+        for i in 1..n {
+            heads[i] = u8::from(ks[i] != ks[i - 1]);
+        }
         return;
     }
     let width = hi.min(DIGIT_BITS);
@@ -139,7 +140,7 @@ fn suffix_sort<W: Word>(
         })
         .collect();
     if hist.iter().map(|h| h[digit_of(pos[0])]).sum::<usize>() == n {
-        suffix_sort(pos, tmp, key, touch, shift);
+        suffix_sort(pos, tmp, heads, key, touch, shift);
         return;
     }
     let mut starts = vec![0usize; buckets + 1];
@@ -176,25 +177,22 @@ fn suffix_sort<W: Word>(
         .collect();
     ranges.sort_by_key(|&(s, e)| std::cmp::Reverse(e - s));
     let (pp, tp) = (Shared(pos.as_mut_ptr()), Shared(tmp.as_mut_ptr()));
+    let hp = Shared(heads.as_mut_ptr());
     let one = |&(s, e): &(usize, usize)| {
-        // SAFETY: buckets are disjoint ranges of both arrays.
-        let (t, p) = unsafe {
+        // SAFETY: buckets are disjoint ranges of the three arrays.
+        let (t, p, h) = unsafe {
             (
                 std::slice::from_raw_parts_mut(tp.ptr().add(s), e - s),
                 std::slice::from_raw_parts_mut(pp.ptr().add(s), e - s),
+                std::slice::from_raw_parts_mut(hp.ptr().add(s), e - s),
             )
         };
-        suffix_sort(t, p, key, touch, shift);
+        suffix_sort(t, p, h, key, touch, shift);
         p.copy_from_slice(t);
     };
     let (huge, small): (Vec<_>, Vec<_>) = ranges.iter().partition(|&&(s, e)| e - s > big);
     huge.iter().for_each(one);
     small.par_iter().for_each(one);
-}
-
-enum CharsRef<'a, W> {
-    Packed(&'a [u64]),
-    Symbols(&'a [W]),
 }
 
 impl Cpu {
@@ -687,8 +685,13 @@ impl Backend for Cpu {
         out.par_chunks_mut(GRAIN)
             .zip(idx.par_chunks(GRAIN))
             .for_each(|(o, i)| {
-                for (o, &i) in o.iter_mut().zip(i) {
-                    *o = src[i.to_u64() as usize];
+                for (j, o) in o.iter_mut().enumerate() {
+                    if let Some(&a) = i.get(j + AHEAD)
+                        && let Some(x) = src.get(a.to_u64() as usize)
+                    {
+                        prefetch(x);
+                    }
+                    *o = src[i[j].to_u64() as usize];
                 }
             });
         Ok(out)
@@ -705,8 +708,14 @@ impl Backend for Cpu {
         let d = Shared(dst.as_mut_ptr());
         src.par_chunks(GRAIN)
             .zip(idx.par_chunks(GRAIN))
-            .for_each(|(s, i)| {
-                for (&v, &i) in s.iter().zip(i) {
+            .for_each(|(s, ix)| {
+                for (j, (&v, &i)) in s.iter().zip(ix).enumerate() {
+                    if let Some(&a) = ix.get(j + AHEAD)
+                        && (a.to_u64() as usize) < len
+                    {
+                        // SAFETY: in bounds; only a hint.
+                        prefetch(unsafe { &*d.ptr().add(a.to_u64() as usize) });
+                    }
                     let i = i.to_u64() as usize;
                     assert!(i < len, "scatter index {i} out of bounds ({len})");
                     // SAFETY: in bounds; indices do not repeat (documented).
@@ -805,31 +814,54 @@ impl Backend for Cpu {
                 rank,
                 layout,
             } => {
-                let n = *n;
-                let layout = *layout;
-                let t = match text {
-                    Chars::Packed(p) => CharsRef::Packed(&p[..]),
-                    Chars::Symbols(s) => CharsRef::Symbols(&s[..]),
-                };
-                let r = |p: u64| {
-                    if p >= n {
-                        0
-                    } else {
-                        rank[layout.slot(p) as usize].to_u64()
-                    }
-                };
-                let c = |p: u64| char_at(&t, n, p);
-                // Prefetch the character at `p` and the rank at `q`.
-                let prefetch = |p: u64, q: u64| {
-                    match &t {
-                        CharsRef::Packed(t) => prefetch(&t[(p / 32) as usize]),
-                        CharsRef::Symbols(s) => prefetch(&s[p as usize]),
-                    }
-                    if q < n {
-                        prefetch(&rank[layout.slot(q) as usize]);
-                    }
-                };
-                Ok(merge_dc3(a, b, c, r, prefetch))
+                let (n, layout) = (*n, *layout);
+                let rank = &rank[..];
+                // One monomorphic merge per (text, layout) pair, so the
+                // character and rank reads inline.
+                macro_rules! go {
+                    ($char:expr, $cpf:expr, $slot:expr) => {{
+                        let slot = $slot;
+                        let r = |p: u64| {
+                            if p >= n {
+                                0
+                            } else {
+                                rank[slot(p) as usize].to_u64()
+                            }
+                        };
+                        let pf = |p: u64, q: u64| {
+                            $cpf(p);
+                            if q < n {
+                                prefetch(&rank[slot(q) as usize]);
+                            }
+                        };
+                        merge_dc3(a, b, $char, r, pf)
+                    }};
+                }
+                macro_rules! by_layout {
+                    ($char:expr, $cpf:expr) => {
+                        match layout {
+                            RankLayout::Identity => go!($char, $cpf, |p: u64| p),
+                            RankLayout::Interleaved => {
+                                go!($char, $cpf, |p: u64| 2 * (p / 3) + p % 3 - 1)
+                            }
+                            RankLayout::Split { n0 } => go!($char, $cpf, move |p: u64| {
+                                if p % 3 == 1 { p / 3 } else { n0 + p / 3 }
+                            }),
+                        }
+                    };
+                }
+                Ok(match text {
+                    Chars::Packed(t) => by_layout!(
+                        |p: u64| if p >= n { 0 } else { base(t, p) + 1 },
+                        |p: u64| prefetch(&t[(p / 32) as usize])
+                    ),
+                    Chars::Symbols(sy) => by_layout!(
+                        |p: u64| if p >= n { 0 } else { sy[p as usize].to_u64() },
+                        |p: u64| if p < n {
+                            prefetch(&sy[p as usize])
+                        }
+                    ),
+                })
             }
         }
     }
@@ -895,8 +927,11 @@ impl Backend for Cpu {
         out.par_chunks_mut(GRAIN)
             .zip(pos.par_chunks(GRAIN))
             .for_each(|(o, p)| {
-                for (o, &p) in o.iter_mut().zip(p) {
-                    *o = K::from_u64(text_key(packed, n, p.to_u64(), k, lbits));
+                for (j, o) in o.iter_mut().enumerate() {
+                    if let Some(&a) = p.get(j + AHEAD) {
+                        prefetch(&packed[(a.to_u64() / 32) as usize]);
+                    }
+                    *o = K::from_u64(text_key(packed, n, p[j].to_u64(), k, lbits));
                 }
             });
         Ok(out)
@@ -908,7 +943,7 @@ impl Backend for Cpu {
         n: u64,
         pos: &mut Vec<W>,
         k: u32,
-    ) -> Result<()> {
+    ) -> Result<Vec<u8>> {
         let lbits = bits_for(k as u64);
         assert!(
             k >= 1 && 2 * k + lbits <= 64,
@@ -917,8 +952,9 @@ impl Backend for Cpu {
         let key = |p: W| text_key(packed, n, p.to_u64(), k, lbits);
         let touch = |p: W| prefetch(&packed[(p.to_u64() / 32) as usize]);
         let mut tmp: Vec<W> = uninit(pos.len());
-        suffix_sort(pos, &mut tmp, &key, &touch, 2 * k + lbits);
-        Ok(())
+        let mut heads: Vec<u8> = uninit(pos.len());
+        suffix_sort(pos, &mut tmp, &mut heads, &key, &touch, 2 * k + lbits);
+        Ok(heads)
     }
 
     fn text_heads<W: Word>(
@@ -1003,8 +1039,15 @@ impl Backend for Cpu {
         src.par_chunks(GRAIN)
             .zip(pos.par_chunks(GRAIN))
             .for_each(|(s, p)| {
-                for (&v, &p) in s.iter().zip(p) {
-                    let i = layout.slot(p.to_u64()) as usize;
+                for (j, (&v, &q)) in s.iter().zip(p).enumerate() {
+                    if let Some(&a) = p.get(j + AHEAD) {
+                        let i = layout.slot(a.to_u64()) as usize;
+                        if i < len {
+                            // SAFETY: in bounds; only a hint.
+                            prefetch(unsafe { &*d.ptr().add(i) });
+                        }
+                    }
+                    let i = layout.slot(q.to_u64()) as usize;
                     assert!(i < len, "scatter_slots: slot {i} out of bounds ({len})");
                     // SAFETY: in bounds; positions do not repeat.
                     unsafe { d.write(i, v) };
@@ -1036,8 +1079,14 @@ impl Backend for Cpu {
         out.par_chunks_mut(GRAIN)
             .zip(pos.par_chunks(GRAIN))
             .for_each(|(o, p)| {
-                for (o, &p) in o.iter_mut().zip(p) {
-                    let q = p.to_u64() + h;
+                for (j, o) in o.iter_mut().enumerate() {
+                    if let Some(&a) = p.get(j + AHEAD) {
+                        let q = a.to_u64() + h;
+                        if q < n {
+                            prefetch(&rank[layout.slot(q) as usize]);
+                        }
+                    }
+                    let q = p[j].to_u64() + h;
                     *o = if q < n {
                         rank[layout.slot(q) as usize]
                     } else {

@@ -49,12 +49,12 @@ pub fn build<B: Backend, W: Word>(
     // 1. Sort S12 by its first KEY_CHARS characters.
     let t = Instant::now();
     let mut pos: B::Buf<W> = b.iota(m, Iota::Mod3NonZero)?;
-    b.sort_suffixes(&packed, n, &mut pos, KEY_CHARS)?;
-    let heads = b.text_heads(&packed, n, &pos, KEY_CHARS)?;
+    let heads = b.sort_suffixes(&packed, n, &mut pos, KEY_CHARS)?;
     let mut rank: B::Buf<W> = b.head_index(&heads, 1)?;
     b.segmented_scan(&mut rank, &heads)?;
     let mut isa: B::Buf<W> = b.zeros(m)?;
     b.scatter_slots(&rank, &pos, L, &mut isa)?;
+
     let keep = b.unsorted(&heads)?;
     drop(heads);
     let mut work_pos = b.compact(&pos, &keep)?;

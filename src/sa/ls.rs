@@ -50,8 +50,7 @@ pub fn build<B: Backend, W: Word>(
     let mut pos: B::Buf<W> = b.iota(n as usize, Iota::From(0))?;
     let heads = {
         let packed = b.pack_text(text)?;
-        b.sort_suffixes(&packed, n, &mut pos, KEY_CHARS)?;
-        b.text_heads(&packed, n, &pos, KEY_CHARS)?
+        b.sort_suffixes(&packed, n, &mut pos, KEY_CHARS)?
     };
     let mut rank: B::Buf<W> = b.head_index(&heads, 1)?;
     b.segmented_scan(&mut rank, &heads)?;

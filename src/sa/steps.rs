@@ -286,15 +286,16 @@ pub trait Backend: Sync + Sized {
     /// [`Backend::radix_sort_pairs`], but the keys are recomputed from the
     /// packed text in every pass instead of stored, so the scratch is one
     /// copy of `pos` (2 words a suffix at the peak instead of 6 with `u64`
-    /// keys). Cost: the radix sort's passes plus a key computation (two
-    /// reads of the packed text) per element and pass.
+    /// keys). Returns the head flags of the sorted keys (as
+    /// [`Backend::text_heads`] would). Cost: the radix sort's passes plus a
+    /// key computation (two reads of the packed text) per element and pass.
     fn sort_suffixes<W: Word>(
         &self,
         packed: &Self::Buf<u64>,
         n: u64,
         pos: &mut Self::Buf<W>,
         k: u32,
-    ) -> Result<()>;
+    ) -> Result<Self::Buf<u8>>;
 
     /// [`Backend::head_flags`] of the `text_keys` of `pos`, computing the
     /// keys on the fly.
