@@ -48,6 +48,8 @@
 #   CHR20_OFFSET  from this 0-based character of the sequence (default 10000000)
 #   AT_LEN        AT-rich genome length (default 20000000; 2000000 quick)
 #   ALLA_LEN      all-A length (default 5000000; 500000 quick)
+#   TANDEM_LEN    tandem-repeat genome length (10 kb unit; default 5000000; 500000 quick);
+#                 add "tandem" to GENOMES to run it
 #   TIMEOUT       seconds per fmalign run before it is killed and reported as
 #                 "timeout" (default 3600; 120 quick; 0 = no limit)
 #   KEEP_FMI=1    keep the index files in WORK/idx
@@ -86,12 +88,14 @@ if [[ $QUICK == 1 ]]; then
     CHR20_LEN=${CHR20_LEN:-4000000}
     AT_LEN=${AT_LEN:-2000000}
     ALLA_LEN=${ALLA_LEN:-500000}
+    TANDEM_LEN=${TANDEM_LEN:-500000}
     TIMEOUT=${TIMEOUT:-120}
 else
     WORK=${WORK:-bench-out/sa}
     CHR20_LEN=${CHR20_LEN:-}
     AT_LEN=${AT_LEN:-20000000}
     ALLA_LEN=${ALLA_LEN:-5000000}
+    TANDEM_LEN=${TANDEM_LEN:-5000000}
     TIMEOUT=${TIMEOUT:-3600}
 fi
 
@@ -104,7 +108,7 @@ for a in $ALGOS; do
     case $a in libsais|hybrid|skew|ls) ;; *) die "unknown algorithm in ALGOS: $a" ;; esac
 done
 for g in $GENOMES; do
-    case $g in chr20|at-rich|all-a) ;; *) die "unknown genome in GENOMES: $g" ;; esac
+    case $g in chr20|at-rich|all-a|tandem) ;; *) die "unknown genome in GENOMES: $g" ;; esac
 done
 
 if [[ ! -x $FMALIGN ]]; then
@@ -170,6 +174,14 @@ EOF
             if [[ ! -s $out || scripts/make-test-genomes.py -nt $out ]]; then
                 echo "   generating $out" >&2
                 python3 scripts/make-test-genomes.py at-rich "$AT_LEN" "$out.tmp" >&2
+                mv "$out.tmp" "$out"
+            fi
+            echo "$out" ;;
+        tandem)
+            out=$WORK/genomes/tandem-$TANDEM_LEN.fa
+            if [[ ! -s $out || scripts/make-test-genomes.py -nt $out ]]; then
+                echo "   generating $out" >&2
+                python3 scripts/make-test-genomes.py tandem "$TANDEM_LEN" "$out.tmp" >&2
                 mv "$out.tmp" "$out"
             fi
             echo "$out" ;;

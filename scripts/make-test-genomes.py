@@ -3,6 +3,10 @@
 
 Two kinds:
 
+  tandem   LENGTH bases: one random unit of --unit bases (default 10 kb)
+           repeated end to end, exact copies — the paper's other worst case
+           (every suffix agrees with the one a unit further on for the rest
+           of the text).
   all-a    LENGTH bases of A in one contig: every suffix is a prefix of the
            one before it, the worst case of prefix doubling (each round only
            settles the suffixes within h of the end, so the unsorted group
@@ -218,10 +222,12 @@ def main():
     ap = argparse.ArgumentParser(
         description="Synthetic FASTA genomes for the suffix-array benchmarks.",
         epilog="Same arguments, same bytes.")
-    ap.add_argument("kind", choices=["all-a", "at-rich"])
+    ap.add_argument("kind", choices=["all-a", "at-rich", "tandem"])
     ap.add_argument("length", type=parse_length, help="bases (k/M/G suffix allowed)")
     ap.add_argument("out", help="output FASTA, or - for stdout")
     ap.add_argument("--seed", type=int, default=1, help="at-rich: seed (default 1)")
+    ap.add_argument("--unit", type=int, default=10000,
+                    help="tandem: repeat unit length (default 10000)")
     ap.add_argument("--at", type=float, default=0.80,
                     help="at-rich: A+T share of the background (default 0.80)")
     a = ap.parse_args()
@@ -230,6 +236,13 @@ def main():
     if a.kind == "all-a":
         write_fasta(a.out, f"all_A length={a.length}", b"A" * a.length)
         print(f"all-a: {a.length} bases", file=sys.stderr)
+        return
+    if a.kind == "tandem":
+        rng = Rng(a.seed)
+        unit = bytes(b"ACGT"[rng.below(4)] for _ in range(min(a.unit, a.length)))
+        seq = (unit * (a.length // len(unit) + 1))[:a.length]
+        write_fasta(a.out, f"tandem length={a.length} unit={len(unit)} seed={a.seed}", seq)
+        print(f"tandem: {a.length} bases, unit {len(unit)}", file=sys.stderr)
         return
     if not 0.0 < a.at < 1.0:
         ap.error("--at must be between 0 and 1")
