@@ -348,6 +348,108 @@ fn radix_sort_pairs_u64_keys() {
     radix_for_key::<u64>(&mut Rng::new(3));
 }
 
+/// `MSD_MIN` in cpu.rs: from this many elements the radix sort starts with
+/// a parallel pass on the most significant digit.
+const MSD_MIN: usize = 1 << 16;
+
+/// Widest radix digit (`DIGIT_BITS` in cpu.rs).
+const DIGIT: u32 = 11;
+
+/// Keys below `2^eb` whose top digit (the first MSD pass) is skewed.
+fn radix_msd_keys(rng: &mut Rng, n: usize, eb: u32, dist: &str) -> Vec<u64> {
+    let t = eb.min(DIGIT);
+    let rest = eb - t;
+    let top = rng.bits(t);
+    match dist {
+        // 90% of the keys in one top-digit bucket: a huge bucket that sorts
+        // itself with a second MSD pass.
+        "90% one bucket" => (0..n)
+            .map(|_| {
+                let d = if rng.chance(9, 10) { top } else { rng.bits(t) };
+                (d << rest) | rng.bits(rest)
+            })
+            .collect(),
+        // The same again inside the huge bucket (nested huge buckets).
+        "90% one bucket, twice" => {
+            let t2 = rest.min(DIGIT);
+            let second = rng.bits(t2);
+            (0..n)
+                .map(|_| {
+                    if rng.chance(9, 10) {
+                        let d = if rng.chance(9, 10) {
+                            second
+                        } else {
+                            rng.bits(t2)
+                        };
+                        (top << rest) | (d << (rest - t2)) | rng.bits(rest - t2)
+                    } else {
+                        (rng.bits(t) << rest) | rng.bits(rest)
+                    }
+                })
+                .collect()
+        }
+        // One top digit: the first pass finds a single bucket and recurses.
+        "top digit equal" => (0..n).map(|_| (top << rest) | rng.bits(rest)).collect(),
+        // Only the three low bits vary: every digit above is one bucket.
+        "low bits only" => {
+            let high = rng.bits(eb) & !mask(eb.min(3));
+            (0..n).map(|_| high | rng.bits(eb.min(3))).collect()
+        }
+        _ => unreachable!(),
+    }
+}
+
+fn radix_msd_for_key<K: Word + Gen>(rng: &mut Rng, all_bits: &[u32]) {
+    let dists = [
+        "90% one bucket",
+        "90% one bucket, twice",
+        "top digit equal",
+        "low bits only",
+    ];
+    let sizes = [MSD_MIN - 1, MSD_MIN, MSD_MIN + 1, 150_001, 300_000];
+    for (si, n) in sizes.into_iter().enumerate() {
+        for (bi, &bits) in all_bits.iter().enumerate() {
+            // Every width at 150001; one at each size around MSD_MIN, in
+            // turn; the largest size for full 32-bit keys only (time).
+            let keep = match n {
+                150_001 => true,
+                300_000 => bits == 32,
+                _ => bi == si % all_bits.len(),
+            };
+            if !keep {
+                continue;
+            }
+            for (di, dist) in dists.iter().enumerate() {
+                let keys: Vec<K> = conv(&radix_msd_keys(rng, n, bits, dist));
+                let idx: Vec<u32> = (0..n as u32).collect();
+                radix_case(&format!("{dist} K=u{}", K::BITS), &keys, &idx, bits);
+                if n == 150_001 {
+                    match (bi + di) % 3 {
+                        0 => {
+                            let v: Vec<u64> = random(rng, n);
+                            radix_case(&format!("{dist} K=u{} V=u64", K::BITS), &keys, &v, bits);
+                        }
+                        1 => {
+                            let v: Vec<u8> = random(rng, n);
+                            radix_case(&format!("{dist} K=u{} V=u8", K::BITS), &keys, &v, bits);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Sizes from `MSD_MIN` up: the MSD pass, huge buckets that recurse with
+/// their own parallel MSD pass, and the one-bucket recursion.
+#[test]
+fn radix_sort_pairs_msd() {
+    let mut rng = Rng::new(23);
+    radix_msd_for_key::<u32>(&mut rng, &[12, 22, 32]);
+    radix_msd_for_key::<u64>(&mut rng, &[11, 33, 64]);
+}
+
 // -------------------------------------------------------------------- scans
 
 fn exclusive_scan_case<W: Word + Gen>(what: &str, x: &[W]) {
@@ -1130,6 +1232,317 @@ fn text_keys() {
     }
 }
 
+// -------------------------------------------------------------- suffix sort
+
+/// `IN_CACHE` in cpu.rs: a suffix sort's input or bucket of at most this
+/// many elements computes its keys once and radix-sorts (key, position)
+/// pairs (with an MSD pass of its own from `MSD_MIN`); a larger one takes an
+/// MSD pass on keys recomputed from the text, and a bucket larger than this
+/// is "huge": it sorts itself the same way, with parallel passes.
+const IN_CACHE: usize = 1 << 20;
+
+/// The `text_keys` key of every position `0..=n` (the empty suffix at `n`).
+fn ref_key_table(text: &[u8], k: u32) -> Vec<u64> {
+    (0..=text.len() as u64)
+        .map(|p| ref_text_key(text, p, k))
+        .collect()
+}
+
+/// `pos` stably sorted by key: equal keys keep their input order.
+fn ref_sort_by_key(table: &[u64], pos: &[u64]) -> Vec<u64> {
+    let mut v = pos.to_vec();
+    v.sort_by_key(|&p| table[p as usize]);
+    v
+}
+
+/// Texts for the suffix sort: few distinct keys, long runs of one key, and
+/// suffixes near the end that differ only in their length.
+fn suffix_texts(rng: &mut Rng, n: usize) -> Vec<(&'static str, Vec<u8>)> {
+    // Tandem repeats of random units, each repeat up to a third of the text,
+    // with rare point mutations and short random spacers.
+    let mut tandem = Vec::with_capacity(n + 400);
+    while tandem.len() < n {
+        let ulen = [1, 2, 3, 5, 7, 12, 29, 64, 333][rng.below(9) as usize];
+        let unit = random_dna(rng, ulen);
+        let len = 1 + rng.below(n as u64 / 3 + 1) as usize;
+        for i in 0..len {
+            tandem.push(if rng.chance(1, 2000) {
+                rng.below(4) as u8
+            } else {
+                unit[i % ulen]
+            });
+        }
+        let spacer = rng.below(20) as usize;
+        tandem.extend(random_dna(rng, spacer));
+    }
+    tandem.truncate(n);
+    let mut long_a = random_dna(rng, n - n / 2);
+    long_a.resize(n, 0);
+    let mut short_a = random_dna(rng, n.saturating_sub(40));
+    short_a.resize(n, 0);
+    vec![
+        ("random", random_dna(rng, n)),
+        ("all A", vec![0; n]),
+        ("all T", vec![3; n]),
+        ("(AC)*", (0..n).map(|i| (i % 2) as u8).collect()),
+        ("(ACG)*", (0..n).map(|i| (i % 3) as u8).collect()),
+        ("tandem repeats", tandem),
+        ("ends in A^(n/2)", long_a),
+        ("ends in A^40", short_a),
+    ]
+}
+
+/// Head flags of the keys of `pos`: 1 at 0 and where the key changes.
+fn ref_key_heads(table: &[u64], pos: &[u64]) -> Vec<u8> {
+    (0..pos.len())
+        .map(|i| u8::from(i == 0 || table[pos[i] as usize] != table[pos[i - 1] as usize]))
+        .collect()
+}
+
+/// `sort_suffixes` must give the stably sorted positions and their head
+/// flags (what `text_heads` would give for them).
+fn sort_suffixes_case<W: Word + Gen>(
+    what: &str,
+    text: &[u8],
+    packed: &[u64],
+    table: &[u64],
+    pos: &[u64],
+    k: u32,
+) {
+    let sorted = ref_sort_by_key(table, pos);
+    let want: (Vec<W>, Vec<u8>) = (conv(&sorted), ref_key_heads(table, &sorted));
+    let pos: Vec<W> = conv(pos);
+    on_pools(
+        &format!(
+            "sort_suffixes {what} W=u{} k={k} n={} m={}",
+            W::BITS,
+            text.len(),
+            pos.len()
+        ),
+        &want,
+        || {
+            let mut p = up(&pos);
+            let heads = Cpu
+                .sort_suffixes::<W>(&up(packed), text.len() as u64, &mut p, k)
+                .unwrap();
+            (down(p), down(heads))
+        },
+    );
+}
+
+/// The three position inputs: `Iota::From(0)` (every suffix but the empty
+/// one), `Iota::Mod3NonZero` (as skew and hybrid sort S12) and every suffix,
+/// the empty one included, shuffled (stability against a random order).
+fn suffix_positions(rng: &mut Rng, n: usize) -> [(&'static str, Vec<u64>); 3] {
+    let from0: Vec<u64> = (0..n as u64).collect();
+    let m = n - n.div_ceil(3);
+    let mod3: Vec<u64> = (0..n as u64).filter(|p| p % 3 != 0).collect();
+    assert_eq!(mod3.len(), m);
+    let mut shuffled: Vec<u64> = (0..=n as u64).collect();
+    rng.shuffle(&mut shuffled);
+    [
+        ("iota From(0)", from0),
+        ("iota Mod3NonZero", mod3),
+        ("shuffled", shuffled),
+    ]
+}
+
+const SUFFIX_KS: [u32; 5] = [1, 3, 12, 27, 29];
+
+#[test]
+fn sort_suffixes() {
+    let mut rng = Rng::new(24);
+    let small = [0, 1, 2, 3, 5, 31, 32, 33, 64, 100, 1000];
+    // Around 2^15 (positions, and S12 positions at n = 3 * 2^14), around
+    // MSD_MIN, several pieces, and large. Inputs above IN_CACHE are in
+    // `sort_suffixes_beyond_in_cache`.
+    let large = [
+        (1 << 15) - 1,
+        1 << 15,
+        (1 << 15) + 1,
+        3 << 14,
+        (3 << 14) + 2,
+        (1 << 16) - 1,
+        1 << 16,
+        (1 << 16) + 1,
+        5 * G + 3,
+        200_000,
+        300_000,
+    ];
+    for (si, n) in small.into_iter().chain(large).enumerate() {
+        let big = n > 1000;
+        for (ti, (tname, text)) in suffix_texts(&mut rng, n).into_iter().enumerate() {
+            let packed = down(Cpu.pack_text(&text).unwrap());
+            let positions = suffix_positions(&mut rng, n);
+            for (ki, k) in SUFFIX_KS.into_iter().enumerate() {
+                // Large texts: two k per text, one position input and one
+                // width per k, taking turns across texts and sizes.
+                let turn = ti + ki + si;
+                if big && turn % 5 >= 2 {
+                    continue;
+                }
+                let table = ref_key_table(&text, k);
+                for (pi, (pname, pos)) in positions.iter().enumerate() {
+                    if big && pi != (turn + si) % 3 {
+                        continue;
+                    }
+                    let what = format!("{tname}, {pname}");
+                    if !big || (ti + si) % 2 == 0 {
+                        sort_suffixes_case::<u32>(&what, &text, &packed, &table, pos, k);
+                    }
+                    if !big || (ti + si) % 2 == 1 {
+                        sort_suffixes_case::<u64>(&what, &text, &packed, &table, pos, k);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// All-A texts: every key but the last `k` is equal, so each MSD pass finds
+/// one bucket and recurses, down to the length bits.
+#[test]
+fn sort_suffixes_one_bucket() {
+    for n in [(1 << 15) + 1, 200_000] {
+        let text = vec![0u8; n];
+        let packed = down(Cpu.pack_text(&text).unwrap());
+        for k in SUFFIX_KS {
+            let table = ref_key_table(&text, k);
+            let pos: Vec<u64> = (0..n as u64).collect();
+            sort_suffixes_case::<u32>("all A, iota From(0)", &text, &packed, &table, &pos, k);
+            let rev: Vec<u64> = (0..=n as u64).rev().collect();
+            sort_suffixes_case::<u64>("all A, descending", &text, &packed, &table, &rev, k);
+        }
+    }
+}
+
+/// Inputs above `IN_CACHE`: the MSD pass on recomputed keys, a huge bucket
+/// (the run of A) that sorts itself with parallel MSD passes of several
+/// buckets and then one bucket, and an all-A text whose last pass leaves one
+/// huge bucket of equal keys (stability against a random order).
+#[test]
+fn sort_suffixes_beyond_in_cache() {
+    let mut rng = Rng::new(30);
+    let mut text = random_dna(&mut rng, 40_000);
+    text.resize(text.len() + IN_CACHE + 20_000, 0);
+    text.extend(random_dna(&mut rng, 40_000));
+    let packed = down(Cpu.pack_text(&text).unwrap());
+    let table = ref_key_table(&text, 27);
+    let pos: Vec<u64> = (0..text.len() as u64).collect();
+    sort_suffixes_case::<u32>("A run, iota From(0)", &text, &packed, &table, &pos, 27);
+
+    let text = vec![0u8; IN_CACHE + 1000];
+    let packed = down(Cpu.pack_text(&text).unwrap());
+    let table = ref_key_table(&text, 29);
+    let mut pos: Vec<u64> = (0..=text.len() as u64).collect();
+    rng.shuffle(&mut pos);
+    sort_suffixes_case::<u64>("all A, shuffled", &text, &packed, &table, &pos, 29);
+}
+
+fn text_heads_case<W: Word + Gen>(
+    what: &str,
+    text: &[u8],
+    packed: &[u64],
+    table: &[u64],
+    pos: &[u64],
+    k: u32,
+) {
+    let want = ref_key_heads(table, pos);
+    let pos: Vec<W> = conv(pos);
+    on_pools(
+        &format!(
+            "text_heads {what} W=u{} k={k} n={} m={}",
+            W::BITS,
+            text.len(),
+            pos.len()
+        ),
+        &want,
+        || {
+            down(
+                Cpu.text_heads::<W>(&up(packed), text.len() as u64, &up(&pos), k)
+                    .unwrap(),
+            )
+        },
+    );
+}
+
+#[test]
+fn text_heads() {
+    let mut rng = Rng::new(25);
+    for n in [
+        0,
+        1,
+        2,
+        5,
+        33,
+        100,
+        1000,
+        G - 1,
+        G,
+        G + 1,
+        2 * G + 1,
+        5 * G + 3,
+    ] {
+        let big = n > 1000;
+        for (ti, (tname, text)) in suffix_texts(&mut rng, n).into_iter().enumerate() {
+            let packed = down(Cpu.pack_text(&text).unwrap());
+            let [_, (_, mod3), (_, shuffled)] = suffix_positions(&mut rng, n);
+            for (ki, k) in SUFFIX_KS.into_iter().enumerate() {
+                if big && (ti + ki) % 3 != 0 {
+                    continue;
+                }
+                let table = ref_key_table(&text, k);
+                let sorted = ref_sort_by_key(&table, &shuffled);
+                let sorted3 = ref_sort_by_key(&table, &mod3);
+                let cases = [
+                    ("sorted", &sorted),
+                    ("sorted Mod3NonZero", &sorted3),
+                    ("random", &shuffled),
+                ];
+                for (ci, (pname, pos)) in cases.into_iter().enumerate() {
+                    let what = format!("{tname}, {pname}");
+                    if !big || (ti + ci) % 2 == 0 {
+                        text_heads_case::<u32>(&what, &text, &packed, &table, pos, k);
+                    }
+                    if !big || (ti + ci) % 2 == 1 {
+                        text_heads_case::<u64>(&what, &text, &packed, &table, pos, k);
+                    }
+                }
+            }
+        }
+    }
+    // Heads exactly at, just before and just after the pieces' boundaries,
+    // and runs of one key across them (a piece's first flag compares with the
+    // last key of the piece before). In (AC)*, the suffixes at even positions
+    // share one key and those at odd positions another (away from the end).
+    let text: Vec<u8> = (0..4000).map(|i| (i % 2) as u8).collect();
+    let packed = down(Cpu.pack_text(&text).unwrap());
+    for m in [G, G + 1, 3 * G + 2] {
+        let mut at = |parity: &dyn Fn(usize) -> u64| -> Vec<u64> {
+            (0..m)
+                .map(|i| parity(i) + 2 * rng.below(1900))
+                .collect::<Vec<u64>>()
+        };
+        let mut layouts: Vec<(String, Vec<u64>)> = vec![
+            ("one key".to_string(), at(&|_| 0)),
+            ("alternating".to_string(), at(&|i| (i % 2) as u64)),
+        ];
+        for d in [-1i64, 0, 1] {
+            let seg = move |i: usize| ((i as i64 - d).max(0) as usize / G % 2) as u64;
+            layouts.push((format!("heads at pieces {d:+}"), at(&seg)));
+        }
+        let single = |i: usize| u64::from(i == G);
+        layouts.push(("one element alone at G".to_string(), at(&single)));
+        for k in SUFFIX_KS {
+            let table = ref_key_table(&text, k);
+            for (lname, pos) in &layouts {
+                text_heads_case::<u32>(lname, &text, &packed, &table, pos, k);
+                text_heads_case::<u64>(lname, &text, &packed, &table, pos, k);
+            }
+        }
+    }
+}
+
 // ------------------------------------------------------------- rank maps
 
 fn layouts(n: u64) -> [RankLayout; 3] {
@@ -1281,6 +1694,126 @@ fn rank_maps_for<W: Word + Gen>(rng: &mut Rng) {
 fn fetch_slots_split_positions() {
     rank_maps_for::<u32>(&mut Rng::new(18));
     rank_maps_for::<u64>(&mut Rng::new(19));
+}
+
+fn scatter_slots_for<W: Word + Gen>(rng: &mut Rng) {
+    for n in [
+        0u64,
+        1,
+        2,
+        3,
+        4,
+        5,
+        7,
+        100,
+        1001,
+        G as u64 + 2,
+        3 * G as u64 + 1,
+        5 * G as u64 + 3,
+    ] {
+        for layout in layouts(n) {
+            // Positions in the layout, the dummy at n included.
+            let all: Vec<u64> = (0..=n).filter(|&p| in_layout(layout, p)).collect();
+            let size = all
+                .iter()
+                .map(|&p| ref_slot(layout, p) + 1)
+                .max()
+                .unwrap_or(0);
+            let mut shuffled = all.clone();
+            rng.shuffle(&mut shuffled);
+            let mut some: Vec<u64> = all.iter().copied().filter(|_| rng.chance(1, 3)).collect();
+            rng.shuffle(&mut some);
+            let cases = [
+                ("ascending", &all),
+                ("shuffled", &shuffled),
+                ("a third, shuffled", &some),
+            ];
+            for (pname, pos) in cases {
+                for extra in [0, 5] {
+                    let src: Vec<W> = random(rng, pos.len());
+                    let dst: Vec<W> = random(rng, size as usize + extra);
+                    let mut want = dst.clone();
+                    for (&v, &p) in src.iter().zip(pos.iter()) {
+                        want[ref_slot(layout, p) as usize] = v;
+                    }
+                    let pos: Vec<W> = conv(pos);
+                    on_pools(
+                        &format!(
+                            "scatter_slots {pname} u{} n={n} {layout:?} extra={extra}",
+                            W::BITS
+                        ),
+                        &want,
+                        || {
+                            let mut d = up(&dst);
+                            Cpu.scatter_slots::<W>(&up(&src), &up(&pos), layout, &mut d)
+                                .unwrap();
+                            down(d)
+                        },
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn scatter_slots() {
+    scatter_slots_for::<u32>(&mut Rng::new(28));
+    scatter_slots_for::<u64>(&mut Rng::new(29));
+}
+
+// ------------------------------------------------------------ index maps
+
+fn index_maps_for<W: Word + Gen>(rng: &mut Rng) {
+    let mut ns = sizes();
+    ns.push(9 * G + 7);
+    for n in ns {
+        let mut adds = vec![0u64, 1, 12345];
+        if W::BITS == 64 {
+            adds.push(1 << 40);
+        }
+        for (hname, heads) in scan_heads(rng, n) {
+            for &add in &adds {
+                let want: Vec<W> = heads
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &h)| W::make(if h != 0 { i as u64 + add } else { 0 }))
+                    .collect();
+                on_pools(
+                    &format!("head_index {hname} u{} add={add} n={n}", W::BITS),
+                    &want,
+                    || down(Cpu.head_index::<W>(&up(&heads), add).unwrap()),
+                );
+            }
+            let want: Vec<W> = (0..n as u64)
+                .filter(|&i| heads[i as usize] != 0)
+                .map(W::make)
+                .collect();
+            on_pools(
+                &format!("compact_index {hname} u{} n={n}", W::BITS),
+                &want,
+                || down(Cpu.compact_index::<W>(&up(&heads)).unwrap()),
+            );
+        }
+        for (num, den) in [(1, 2), (1, 1000), (999, 1000)] {
+            let keep = flags(rng, n, num, den, true);
+            let want: Vec<W> = (0..n as u64)
+                .filter(|&i| keep[i as usize] != 0)
+                .map(W::make)
+                .collect();
+            on_pools(
+                &format!("compact_index {num}/{den} u{} n={n}", W::BITS),
+                &want,
+                || down(Cpu.compact_index::<W>(&up(&keep)).unwrap()),
+            );
+        }
+    }
+}
+
+#[test]
+fn head_index_compact_index() {
+    index_maps_for::<u32>(&mut Rng::new(26));
+    index_maps_for::<u64>(&mut Rng::new(27));
 }
 
 // -------------------------------------------------------- element-wise maps
