@@ -185,7 +185,7 @@ fn build_typed<P: Pos>(
     if stats {
         eprintln!("{}", sa::Round::TSV_HEADER);
     }
-    let sa = sa::build_with::<P>(&text, cfg.sa, cfg.threads, &mut |r| {
+    let (sa, text) = sa::build_owned::<P>(text, cfg.sa, cfg.threads, &mut |r| {
         if stats {
             eprintln!("{}", r.tsv());
         }

@@ -36,20 +36,20 @@ pub const BLOCK: usize = 4096;
 
 const L: RankLayout = RankLayout::Interleaved;
 
-/// The suffix array of `text` (symbols 0..=3, at least 2 of them).
+/// The suffix array of the text of `n >= 2` bases packed by
+/// [`Backend::pack_text`].
 pub fn build<B: Backend, W: Word>(
     b: &B,
-    text: &[u8],
+    packed: &B::Buf<u64>,
+    n: u64,
     log: &mut dyn FnMut(&Round),
 ) -> Result<Vec<W>> {
-    let n = text.len() as u64;
-    let packed = b.pack_text(text)?;
     let m = (n - n.div_ceil(3)) as usize;
 
     // 1. Sort S12 by its first KEY_CHARS characters.
     let t = Instant::now();
     let mut pos: B::Buf<W> = b.iota(m, Iota::Mod3NonZero)?;
-    let heads = b.sort_suffixes(&packed, n, &mut pos, KEY_CHARS)?;
+    let heads = b.sort_suffixes(packed, n, &mut pos, KEY_CHARS)?;
     let mut rank: B::Buf<W> = b.head_index(&heads, 1)?;
     b.segmented_scan(&mut rank, &heads)?;
     let mut isa: B::Buf<W> = b.zeros(m)?;
@@ -97,13 +97,13 @@ pub fn build<B: Backend, W: Word>(
         let last = b.upload(vec![W::from_u64(n - 1)])?;
         s0 = b.concat(&last, &s0)?;
     }
-    let mut c: B::Buf<u32> = b.text_keys(&packed, n, &s0, 1)?;
+    let mut c: B::Buf<u32> = b.text_keys(packed, n, &s0, 1)?;
     b.radix_sort_pairs(&mut c, &mut s0, 3)?;
     drop(c);
 
     // 4. Merge.
     let order = Order::Dc3 {
-        text: Chars::Packed(&packed),
+        text: Chars::Packed(packed),
         n,
         rank: &isa,
         layout: L,

@@ -37,21 +37,19 @@ enum How {
     Radix,
 }
 
-/// The suffix array of `text` (symbols 0..=3, at least 2 of them).
+/// The suffix array of the text of `n >= 2` bases packed by
+/// [`Backend::pack_text`].
 pub fn build<B: Backend, W: Word>(
     b: &B,
-    text: &[u8],
+    packed: &B::Buf<u64>,
+    n: u64,
     log: &mut dyn FnMut(&Round),
 ) -> Result<Vec<W>> {
-    let n = text.len() as u64;
     let rbits = bits_for(n + 1);
 
     let t = Instant::now();
     let mut pos: B::Buf<W> = b.iota(n as usize, Iota::From(0))?;
-    let heads = {
-        let packed = b.pack_text(text)?;
-        b.sort_suffixes(&packed, n, &mut pos, KEY_CHARS)?
-    };
+    let heads = b.sort_suffixes(packed, n, &mut pos, KEY_CHARS)?;
     let mut rank: B::Buf<W> = b.head_index(&heads, 1)?;
     b.segmented_scan(&mut rank, &heads)?;
     let mut isa: B::Buf<W> = b.zeros(n as usize)?;

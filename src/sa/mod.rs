@@ -14,7 +14,7 @@ pub mod skew;
 pub mod steps;
 
 use crate::error::{Error, Result};
-use steps::Word;
+use steps::{Backend, Word};
 
 /// Which suffix-array construction to use. Every choice yields the same array.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -222,16 +222,68 @@ pub fn build_with<P: Pos>(
     if text.len() == 1 {
         return Ok(vec![P::from_u64(0)].into());
     }
-    let cpu = cpu::Cpu;
     if matches!(algorithm, SaAlgorithm::Auto | SaAlgorithm::Libsais) {
         return P::libsais(text, threads);
     }
-    let sa = crate::thread_pool(threads)?.install(|| match algorithm {
-        SaAlgorithm::Hybrid => hybrid::build::<_, P>(&cpu, text, log),
-        SaAlgorithm::Skew => skew::build::<_, P>(&cpu, text, log),
-        _ => ls::build::<_, P>(&cpu, text, log),
-    })?;
+    let pool = crate::thread_pool(threads)?;
+    let packed = pool.install(|| cpu::Cpu.pack_text(text))?;
+    pool.install(|| seeds(&packed, text.len() as u64, algorithm, log))
+}
+
+/// [`build_with`] that takes the text by value and gives it back: the
+/// data-parallel algorithms work from the 2-bit packed text, so the byte text
+/// (a byte per base) is dropped while they run and rebuilt from the packed
+/// one afterwards.
+pub fn build_owned<P: Pos>(
+    text: Vec<u8>,
+    algorithm: SaAlgorithm,
+    threads: usize,
+    log: &mut (dyn FnMut(&Round) + Send),
+) -> Result<(SuffixArray<P>, Vec<u8>)> {
+    if text.len() < 2 || matches!(algorithm, SaAlgorithm::Auto | SaAlgorithm::Libsais) {
+        let sa = build_with(&text, algorithm, threads, log)?;
+        return Ok((sa, text));
+    }
+    let n = text.len() as u64;
+    let pool = crate::thread_pool(threads)?;
+    let packed = pool.install(|| cpu::Cpu.pack_text(&text))?;
+    drop(text);
+    let sa = pool.install(|| seeds(&packed, n, algorithm, log))?;
+    let text = pool.install(|| unpack(&packed, n as usize));
+    Ok((sa, text))
+}
+
+/// One of the data-parallel algorithms on the CPU backend (in the current pool).
+#[allow(clippy::ptr_arg)] // the CPU backend's buffer type is `Vec`
+fn seeds<P: Pos>(
+    packed: &Vec<u64>,
+    n: u64,
+    algorithm: SaAlgorithm,
+    log: &mut (dyn FnMut(&Round) + Send),
+) -> Result<SuffixArray<P>> {
+    let cpu = cpu::Cpu;
+
+    let sa = match algorithm {
+        SaAlgorithm::Hybrid => hybrid::build::<_, P>(&cpu, packed, n, log),
+        SaAlgorithm::Skew => skew::build::<_, P>(&cpu, packed, n, log),
+        _ => ls::build::<_, P>(&cpu, packed, n, log),
+    }?;
     Ok(sa.into())
+}
+
+/// The byte text (codes 0..=3) of a text packed by [`steps::Backend::pack_text`].
+fn unpack(packed: &[u64], n: usize) -> Vec<u8> {
+    use rayon::prelude::*;
+    let mut text = vec![0u8; n];
+    text.par_chunks_mut(32 * 1024)
+        .enumerate()
+        .for_each(|(c, t)| {
+            for (j, b) in t.iter_mut().enumerate() {
+                let p = c * 32 * 1024 + j;
+                *b = ((packed[p / 32] >> (62 - 2 * (p % 32))) & 3) as u8;
+            }
+        });
+    text
 }
 
 /// Brute-force suffix sorting: the oracle other constructions are tested

@@ -17,17 +17,15 @@ use super::Round;
 use super::steps::{Backend, Chars, Iota, Order, RankLayout, Word, bits_for};
 use crate::error::Result;
 
-/// The suffix array of `text` (symbols 0..=3, at least 2 of them).
+/// The suffix array of the text of `n >= 2` bases packed by
+/// [`Backend::pack_text`].
 pub fn build<B: Backend, W: Word>(
     b: &B,
-    text: &[u8],
+    packed: &B::Buf<u64>,
+    n: u64,
     log: &mut dyn FnMut(&Round),
 ) -> Result<Vec<W>> {
-    let n = text.len() as u64;
-    let s = {
-        let packed = b.pack_text(text)?;
-        b.symbols::<W>(&packed, n)?
-    };
+    let s = b.symbols::<W>(packed, n)?;
     let sa = level(b, &s, n, 4, 0, log)?;
     b.download(sa)
 }
