@@ -133,7 +133,11 @@ fn suffix_sort<W: Word>(
         .par_iter()
         .map(|&(s, e)| {
             let mut h = vec![0usize; buckets];
-            for &p in &pos[s..e] {
+            let part = &pos[s..e];
+            for (i, &p) in part.iter().enumerate() {
+                if let Some(&q) = part.get(i + AHEAD) {
+                    touch(q);
+                }
                 h[digit_of(p)] += 1;
             }
             h
@@ -161,7 +165,11 @@ fn suffix_sort<W: Word>(
             .par_iter()
             .zip(offsets.into_par_iter())
             .for_each(|(&(s, e), mut off)| {
-                for &p in &src[s..e] {
+                let part = &src[s..e];
+                for (i, &p) in part.iter().enumerate() {
+                    if let Some(&q) = part.get(i + AHEAD) {
+                        touch(q);
+                    }
                     let b = digit_of(p);
                     // SAFETY: the offsets give every element its own slot < n.
                     unsafe { d.write(off[b], p) };
@@ -485,7 +493,25 @@ fn lsd_sequential<K: Word, V: Elem>(
     hi: u32,
 ) {
     let n = keys.len();
-    let passes = (hi - lo).div_ceil(DIGIT_BITS);
+    let bits_of = |k: K| (k.to_u64() >> lo) & (u64::MAX >> (64 - (hi - lo)));
+    if n <= 32 {
+        // Stable insertion sort: cheaper than clearing counters.
+        for i in 1..n {
+            let (k, v) = (keys[i], vals[i]);
+            let mut j = i;
+            while j > 0 && bits_of(keys[j - 1]) > bits_of(k) {
+                keys[j] = keys[j - 1];
+                vals[j] = vals[j - 1];
+                j -= 1;
+            }
+            keys[j] = k;
+            vals[j] = v;
+        }
+        return;
+    }
+    // Narrower digits for short runs: fewer counters to clear per pass.
+    let widest = if n < 2048 { 8 } else { DIGIT_BITS };
+    let passes = (hi - lo).div_ceil(widest);
     let digit = (hi - lo).div_ceil(passes);
     let mut in_keys = true; // data currently in keys/vals?
     let mut count = vec![0usize; 1 << digit];
