@@ -147,17 +147,7 @@ fn suffix_sort<W: Word>(
         suffix_sort(pos, tmp, heads, key, touch, shift);
         return;
     }
-    let mut starts = vec![0usize; buckets + 1];
-    let mut offsets = vec![vec![0usize; buckets]; parts.len()];
-    let mut sum = 0;
-    for b in 0..buckets {
-        starts[b] = sum;
-        for (p, h) in hist.iter().enumerate() {
-            offsets[p][b] = sum;
-            sum += h[b];
-        }
-    }
-    starts[buckets] = n;
+    let (offsets, ranges) = plan_buckets(&hist);
     {
         let d = Shared(tmp.as_mut_ptr());
         let src = &*pos;
@@ -177,13 +167,6 @@ fn suffix_sort<W: Word>(
                 }
             });
     }
-    let big = piece(n).max(IN_CACHE);
-    let mut ranges: Vec<(usize, usize)> = starts
-        .windows(2)
-        .filter(|w| w[1] > w[0])
-        .map(|w| (w[0], w[1]))
-        .collect();
-    ranges.sort_by_key(|&(s, e)| std::cmp::Reverse(e - s));
     let (pp, tp) = (Shared(pos.as_mut_ptr()), Shared(tmp.as_mut_ptr()));
     let hp = Shared(heads.as_mut_ptr());
     let one = |&(s, e): &(usize, usize)| {
@@ -198,9 +181,7 @@ fn suffix_sort<W: Word>(
         suffix_sort(t, p, h, key, touch, shift);
         p.copy_from_slice(t);
     };
-    let (huge, small): (Vec<_>, Vec<_>) = ranges.iter().partition(|&&(s, e)| e - s > big);
-    huge.iter().for_each(one);
-    small.par_iter().for_each(one);
+    for_buckets(&ranges, piece(n).max(IN_CACHE), one);
 }
 
 impl Cpu {
@@ -379,6 +360,52 @@ fn merge_runs<K: Word, V: Elem>(keys: &mut [K], vals: &mut [V], mid: usize) {
 /// by the remaining digits in cache.
 const MSD_MIN: usize = 1 << 16;
 
+/// From per-piece digit histograms of an MSD pass: each piece's write offset
+/// per bucket (bucket-major, then piece order: stable), and the non-empty
+/// bucket ranges, largest first (better balance).
+fn plan_buckets(hist: &[Vec<usize>]) -> (Vec<Vec<usize>>, Vec<(usize, usize)>) {
+    let buckets = hist.first().map_or(0, Vec::len);
+    let mut offsets = vec![vec![0usize; buckets]; hist.len()];
+    let mut ranges = Vec::new();
+    let mut sum = 0;
+    for b in 0..buckets {
+        let start = sum;
+        for (p, h) in hist.iter().enumerate() {
+            offsets[p][b] = sum;
+            sum += h[b];
+        }
+        if sum > start {
+            ranges.push((start, sum));
+        }
+    }
+    ranges.sort_by_key(|&(s, e)| std::cmp::Reverse(e - s));
+    (offsets, ranges)
+}
+
+/// Runs `one` on every bucket: buckets longer than `big` one after another
+/// (each sorts itself in parallel), the rest one per task.
+fn for_buckets(ranges: &[(usize, usize)], big: usize, one: impl Fn(&(usize, usize)) + Sync) {
+    let (huge, small): (Vec<_>, Vec<_>) = ranges.iter().partition(|&&(s, e)| e - s > big);
+    huge.into_iter().for_each(&one);
+    small.par_iter().for_each(|r| one(r));
+}
+
+/// Where each piece of `keep` (pieces of `c`) starts writing in a
+/// compaction, and the total kept.
+fn keep_starts(keep: &[u8], c: usize) -> (Vec<usize>, usize) {
+    let counts: Vec<usize> = keep
+        .par_chunks(c)
+        .map(|k| k.iter().filter(|&&f| f != 0).count())
+        .collect();
+    let mut starts = Vec::with_capacity(counts.len());
+    let mut total = 0;
+    for k in counts {
+        starts.push(total);
+        total += k;
+    }
+    (starts, total)
+}
+
 /// Stable sort of `keys`/`vals` by bits `lo..hi` of the key (bits above `hi`
 /// are equal within the slice); `tk`/`tv` are scratch of the same length.
 /// The result is left in `keys`/`vals`.
@@ -415,17 +442,7 @@ fn radix_sort<K: Word, V: Elem>(
             h
         })
         .collect();
-    let mut starts = vec![0usize; buckets + 1];
-    let mut offsets = vec![vec![0usize; buckets]; parts.len()];
-    let mut sum = 0;
-    for b in 0..buckets {
-        starts[b] = sum;
-        for (p, h) in hist.iter().enumerate() {
-            offsets[p][b] = sum;
-            sum += h[b];
-        }
-    }
-    starts[buckets] = n;
+    let (offsets, ranges) = plan_buckets(&hist);
     if hist.iter().map(|h| h[digit_of(keys[0])]).sum::<usize>() == n {
         // One bucket: this digit sorts nothing.
         radix_sort(keys, vals, tk, tv, lo, shift);
@@ -452,14 +469,6 @@ fn radix_sort<K: Word, V: Elem>(
     // Each bucket by the remaining bits: the sorted bucket must end in
     // keys/vals, so sort it in tk/tv (with keys/vals as scratch) and copy
     // back when it ended in the scratch.
-    let big = piece(n).max(MSD_MIN);
-    let mut ranges: Vec<(usize, usize)> = starts
-        .windows(2)
-        .filter(|w| w[1] > w[0])
-        .map(|w| (w[0], w[1]))
-        .collect();
-    // Large buckets first: better balance.
-    ranges.sort_by_key(|&(s, e)| std::cmp::Reverse(e - s));
     let (kp, vp) = (Shared(keys.as_mut_ptr()), Shared(vals.as_mut_ptr()));
     let (tkp, tvp) = (Shared(tk.as_mut_ptr()), Shared(tv.as_mut_ptr()));
     let one = |&(s, e): &(usize, usize)| {
@@ -477,10 +486,7 @@ fn radix_sort<K: Word, V: Elem>(
         bk.copy_from_slice(k);
         bv.copy_from_slice(v);
     };
-    // Huge buckets sort themselves in parallel; the rest one per task.
-    let (huge, small): (Vec<_>, Vec<_>) = ranges.iter().partition(|&&(s, e)| e - s > big);
-    huge.iter().for_each(one);
-    small.par_iter().for_each(one);
+    for_buckets(&ranges, piece(n).max(MSD_MIN), one);
 }
 
 /// Sequential stable LSD radix sort of bits `lo..hi`, result in `keys`/`vals`.
@@ -679,16 +685,7 @@ impl Backend for Cpu {
     fn compact<T: Elem>(&self, x: &Vec<T>, keep: &Vec<u8>) -> Result<Vec<T>> {
         assert_eq!(x.len(), keep.len(), "compact: lengths differ");
         let c = piece(x.len());
-        let counts: Vec<usize> = keep
-            .par_chunks(c)
-            .map(|k| k.iter().filter(|&&f| f != 0).count())
-            .collect();
-        let mut starts = Vec::with_capacity(counts.len());
-        let mut total = 0;
-        for k in counts {
-            starts.push(total);
-            total += k;
-        }
+        let (starts, total) = keep_starts(keep, c);
         let mut out: Vec<T> = uninit(total);
         let dst = Shared(out.as_mut_ptr());
         x.par_chunks(c)
@@ -1025,16 +1022,7 @@ impl Backend for Cpu {
 
     fn compact_index<W: Word>(&self, keep: &Vec<u8>) -> Result<Vec<W>> {
         let c = piece(keep.len());
-        let counts: Vec<usize> = keep
-            .par_chunks(c)
-            .map(|k| k.iter().filter(|&&f| f != 0).count())
-            .collect();
-        let mut starts = Vec::with_capacity(counts.len());
-        let mut total = 0;
-        for k in counts {
-            starts.push(total);
-            total += k;
-        }
+        let (starts, total) = keep_starts(keep, c);
         let mut out: Vec<W> = uninit(total);
         let dst = Shared(out.as_mut_ptr());
         keep.par_chunks(c)

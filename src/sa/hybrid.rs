@@ -25,6 +25,7 @@
 use std::time::Instant;
 
 use super::Round;
+use super::doubling::Unsorted;
 use super::steps::{Backend, Chars, Iota, Order, RankLayout, Word};
 use crate::error::Result;
 
@@ -50,43 +51,25 @@ pub fn build<B: Backend, W: Word>(
     let t = Instant::now();
     let mut pos: B::Buf<W> = b.iota(m, Iota::Mod3NonZero)?;
     let heads = b.sort_suffixes(packed, n, &mut pos, KEY_CHARS)?;
-    let mut rank: B::Buf<W> = b.head_index(&heads, 1)?;
-    b.segmented_scan(&mut rank, &heads)?;
     let mut isa: B::Buf<W> = b.zeros(m)?;
-    b.scatter_slots(&rank, &pos, L, &mut isa)?;
-
-    let keep = b.unsorted(&heads)?;
-    drop(heads);
-    let mut work_pos = b.compact(&pos, &keep)?;
-    let mut work_slot: B::Buf<W> = b.compact_index(&keep)?;
-    let mut work_rank = b.compact(&rank, &keep)?;
-    drop((rank, keep));
+    let mut work = Unsorted::first(b, &pos, heads, L, &mut isa)?;
     let mut sa12 = pos;
     let mut h = u64::from(KEY_CHARS);
-    log(&round_stats(b, 0, h, &work_rank, t)?);
+    log(&work.stats(b, "hybrid", 0, h, t)?);
 
     // 2. Prefix doubling over the unsorted groups.
     let mut round = 1;
-    while b.len(&work_pos) > 0 {
+    while b.len(&work.pos) > 0 {
         let t = Instant::now();
-        let mut key = b.fetch(&isa, L, &work_pos, h, n)?;
-        let gheads = b.head_flags(&work_rank, None)?;
-        b.segmented_sort(&gheads, &mut key, &mut work_pos, BLOCK)?;
-        let nheads = b.head_flags(&key, Some(&gheads))?;
-        drop((key, gheads));
-        let mut nrank = b.head_values(&nheads, &work_slot, 1)?;
-        b.segmented_scan(&mut nrank, &nheads)?;
-        b.scatter_slots(&nrank, &work_pos, L, &mut isa)?;
-        b.scatter(&work_pos, &work_slot, &mut sa12)?;
-        let keep = b.unsorted(&nheads)?;
-        work_pos = b.compact(&work_pos, &keep)?;
-        work_slot = b.compact(&work_slot, &keep)?;
-        work_rank = b.compact(&nrank, &keep)?;
+        let mut key = b.fetch(&isa, L, &work.pos, h, n)?;
+        let gheads = b.head_flags(&work.rank, None)?;
+        b.segmented_sort(&gheads, &mut key, &mut work.pos, BLOCK)?;
+        work = work.refine(b, key, gheads, L, &mut isa, &mut sa12)?;
         h *= 2;
-        log(&round_stats(b, round, h, &work_rank, t)?);
+        log(&work.stats(b, "hybrid", round, h, t)?);
         round += 1;
     }
-    drop((work_pos, work_slot, work_rank));
+    drop(work);
 
     // 3. Induce S0 from the S12 order.
     let t = Instant::now();
@@ -119,29 +102,4 @@ pub fn build<B: Backend, W: Word>(
         seconds: t.elapsed().as_secs_f64(),
     });
     b.download(sa)
-}
-
-/// Stats after a round: what is left unsorted.
-fn round_stats<B: Backend, W: Word>(
-    b: &B,
-    round: u32,
-    h: u64,
-    work_rank: &B::Buf<W>,
-    t: Instant,
-) -> Result<Round> {
-    let unsorted = b.len(work_rank) as u64;
-    let groups = if unsorted == 0 {
-        0
-    } else {
-        b.count(&b.head_flags(work_rank, None)?)?
-    };
-    Ok(Round {
-        algorithm: "hybrid",
-        round,
-        stage: if round == 0 { "sort" } else { "double" },
-        h,
-        unsorted,
-        groups,
-        seconds: t.elapsed().as_secs_f64(),
-    })
 }

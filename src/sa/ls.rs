@@ -16,6 +16,7 @@
 use std::time::Instant;
 
 use super::Round;
+use super::doubling::Unsorted;
 use super::steps::{Backend, Iota, RankLayout, Word, bits_for};
 use crate::error::Result;
 
@@ -50,26 +51,18 @@ pub fn build<B: Backend, W: Word>(
     let t = Instant::now();
     let mut pos: B::Buf<W> = b.iota(n as usize, Iota::From(0))?;
     let heads = b.sort_suffixes(packed, n, &mut pos, KEY_CHARS)?;
-    let mut rank: B::Buf<W> = b.head_index(&heads, 1)?;
-    b.segmented_scan(&mut rank, &heads)?;
     let mut isa: B::Buf<W> = b.zeros(n as usize)?;
-    b.scatter(&rank, &pos, &mut isa)?;
-    let keep = b.unsorted(&heads)?;
-    drop(heads);
-    let mut work_pos = b.compact(&pos, &keep)?;
-    let mut work_slot: B::Buf<W> = b.compact_index(&keep)?;
-    let mut work_rank = b.compact(&rank, &keep)?;
-    drop((rank, keep));
+    let mut work = Unsorted::first(b, &pos, heads, L, &mut isa)?;
     let mut sa = pos;
     let mut h = u64::from(KEY_CHARS);
-    log(&stats(b, 0, h, &work_rank, t)?);
+    log(&work.stats(b, "ls", 0, h, t)?);
 
     let mut round = 1;
-    while b.len(&work_pos) > 0 {
+    while b.len(&work.pos) > 0 {
         let t = Instant::now();
-        let len = b.len(&work_pos);
-        let mut key = b.fetch(&isa, L, &work_pos, h, n)?;
-        let gheads = b.head_flags(&work_rank, None)?;
+
+        let mut key = b.fetch(&isa, L, &work.pos, h, n)?;
+        let gheads = b.head_flags(&work.rank, None)?;
         let lens: B::Buf<W> = b.segment_lengths(&gheads)?;
         let classes = [
             (2, SMALL, How::Blocks(SMALL_BLOCK)),
@@ -82,17 +75,17 @@ pub fn build<B: Backend, W: Word>(
             if c == 0 {
                 continue;
             }
-            let idx: B::Buf<W> = b.compact(&b.iota(len, Iota::From(0))?, &f)?;
+            let idx: B::Buf<W> = b.compact_index(&f)?;
             drop(f);
             let mut ck = b.gather(&key, &idx)?;
-            let mut cp = b.gather(&work_pos, &idx)?;
+            let mut cp = b.gather(&work.pos, &idx)?;
             match how {
                 How::Blocks(block) => {
                     let ch = b.gather(&gheads, &idx)?;
                     b.segmented_sort(&ch, &mut ck, &mut cp, block)?;
                 }
                 How::Radix => {
-                    let cr = b.gather(&work_rank, &idx)?;
+                    let cr = b.gather(&work.rank, &idx)?;
                     let mut perm: B::Buf<W> = b.iota(c, Iota::From(0))?;
                     let mut k = b.copy(&ck)?;
                     b.radix_sort_pairs(&mut k, &mut perm, rbits)?;
@@ -104,46 +97,13 @@ pub fn build<B: Backend, W: Word>(
                 }
             }
             b.scatter(&ck, &idx, &mut key)?;
-            b.scatter(&cp, &idx, &mut work_pos)?;
+            b.scatter(&cp, &idx, &mut work.pos)?;
         }
         drop(lens);
-        let nheads = b.head_flags(&key, Some(&gheads))?;
-        drop((key, gheads));
-        let mut nrank = b.head_values(&nheads, &work_slot, 1)?;
-        b.segmented_scan(&mut nrank, &nheads)?;
-        b.scatter(&nrank, &work_pos, &mut isa)?;
-        b.scatter(&work_pos, &work_slot, &mut sa)?;
-        let keep = b.unsorted(&nheads)?;
-        work_pos = b.compact(&work_pos, &keep)?;
-        work_slot = b.compact(&work_slot, &keep)?;
-        work_rank = b.compact(&nrank, &keep)?;
+        work = work.refine(b, key, gheads, L, &mut isa, &mut sa)?;
         h *= 2;
-        log(&stats(b, round, h, &work_rank, t)?);
+        log(&work.stats(b, "ls", round, h, t)?);
         round += 1;
     }
     b.download(sa)
-}
-
-fn stats<B: Backend, W: Word>(
-    b: &B,
-    round: u32,
-    h: u64,
-    work_rank: &B::Buf<W>,
-    t: Instant,
-) -> Result<Round> {
-    let unsorted = b.len(work_rank) as u64;
-    let groups = if unsorted == 0 {
-        0
-    } else {
-        b.count(&b.head_flags(work_rank, None)?)?
-    };
-    Ok(Round {
-        algorithm: "ls",
-        round,
-        stage: if round == 0 { "sort" } else { "double" },
-        h,
-        unsorted,
-        groups,
-        seconds: t.elapsed().as_secs_f64(),
-    })
 }

@@ -8,6 +8,7 @@
 //! [`cpu::Cpu`]. Every algorithm returns exactly what libsais returns.
 
 pub mod cpu;
+mod doubling;
 pub mod hybrid;
 pub mod ls;
 pub mod skew;
