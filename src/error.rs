@@ -42,6 +42,9 @@ pub enum Error {
     /// Suffix-array construction failed.
     #[error("suffix array construction failed: {0}")]
     SuffixArray(String),
+    /// A GPU step failed (driver, NVRTC, device memory).
+    #[error("gpu: {0}")]
+    Gpu(String),
     /// A bad option value.
     #[error("{0}")]
     Usage(String),

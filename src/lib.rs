@@ -15,6 +15,7 @@ pub mod check;
 pub mod error;
 pub mod fastq;
 pub mod fm;
+pub mod gpu;
 pub mod index;
 pub mod input;
 pub mod kmer;

@@ -57,6 +57,12 @@ enum Command {
         #[arg(long)]
         full: bool,
     },
+    /// GPU report: driver, NVRTC, devices; compiles every kernel in gpu/.
+    GpuInfo {
+        /// Architecture to compile the kernels for
+        #[arg(long, default_value = "sm_90", value_parser = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"])]
+        arch: String,
+    },
 }
 
 #[derive(Args)]
@@ -410,6 +416,16 @@ fn run_check(path: &Path, full: bool) -> Result<()> {
     Ok(())
 }
 
+fn run_gpu_info(arch: &str) -> Result<()> {
+    let arch: &'static str = Box::leak(arch.to_string().into_boxed_str());
+    let (report, ok) = fmalign::gpu::info(arch);
+    print!("{report}");
+    if !ok {
+        anyhow::bail!("some kernels in gpu/ do not compile for {arch}");
+    }
+    Ok(())
+}
+
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -417,6 +433,7 @@ fn main() {
         Command::Map(a) => run_map(a),
         Command::Info { index } => run_info(&index),
         Command::Check { index, full } => run_check(&index, full),
+        Command::GpuInfo { arch } => run_gpu_info(&arch),
     };
     if let Err(e) = result {
         let broken_pipe = e.chain().any(|c| {

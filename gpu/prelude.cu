@@ -1,0 +1,82 @@
+// Prepended by fmalign (src/gpu/mod.rs) to every kernel source in gpu/
+// before NVRTC compiles it: the kernels include no headers, because the
+// NVRTC of PyPI ships none.
+//
+// Conventions of every kernel:
+// * element counts are u64 and loops are grid-stride, so any launch covers
+//   any n;
+// * extern "C" names end in the element types they take (`_u32`, `_u64_u32`):
+//   one instance per type the Rust side uses (src/sa/cuda.rs);
+// * a rank layout is (layout, n0): 0 identity, 1 interleaved, 2 split
+//   (steps::RankLayout).
+
+typedef unsigned char u8;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+#define FULL_MASK 0xffffffffu
+#define THREADS 256
+#define WARPS (THREADS / 32)
+
+#define GRID_STRIDE(i, n)                                                   \
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < (u64)(n); \
+         i += (u64)blockDim.x * gridDim.x)
+
+__device__ __forceinline__ u64 slot_of(u64 p, u32 layout, u64 n0) {
+    if (layout == 0) return p;
+    if (layout == 1) return 2 * (p / 3) + p % 3 - 1;
+    return p % 3 == 1 ? p / 3 : n0 + p / 3;
+}
+
+// Base p (0..=3) of a text packed 32 bases a word, first base in the top bits.
+__device__ __forceinline__ u64 base_at(const u64* packed, u64 p) {
+    return (packed[p / 32] >> (62 - 2 * (p % 32))) & 3;
+}
+
+// Character p as the comparisons read it: base + 1, 0 at or past the end.
+__device__ __forceinline__ u64 char_at(const u64* packed, u64 n, u64 p) {
+    return p < n ? base_at(packed, p) + 1 : 0;
+}
+
+// The text key of steps::Backend::text_keys: k bases (A past the end), then
+// min(n - p, k) in lbits bits. Reads packed[p/32 + 1], which exists (one spare
+// zero word at the end).
+__device__ __forceinline__ u64 text_key(const u64* packed, u64 n, u64 p, u32 k, u32 lbits) {
+    u64 w = p / 32;
+    u32 s = (u32)(2 * (p % 32));
+    u64 hi = packed[w] << s;
+    u64 lo = s == 0 ? 0 : packed[w + 1] >> (64 - s);
+    u64 chars = (hi | lo) >> (64 - 2 * k);
+    u64 len = n - p < (u64)k ? n - p : (u64)k;
+    if (len < k) chars &= ~((1ull << (2 * ((u64)k - len))) - 1);
+    return (chars << lbits) | len;
+}
+
+// Exclusive scan across a block of THREADS threads; *total gets the block sum.
+template <typename T>
+__device__ __forceinline__ T block_exclusive_scan(T v, T* total) {
+    __shared__ T sums[WARPS];
+    u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    T x = v;
+#pragma unroll
+    for (u32 o = 1; o < 32; o <<= 1) {
+        T y = __shfl_up_sync(FULL_MASK, x, o);
+        if (lane >= o) x += y;
+    }
+    if (lane == 31) sums[warp] = x;
+    __syncthreads();
+    if (warp == 0) {
+        T s = lane < WARPS ? sums[lane] : (T)0;
+#pragma unroll
+        for (u32 o = 1; o < WARPS; o <<= 1) {
+            T y = __shfl_up_sync(FULL_MASK, s, o);
+            if (lane >= o) s += y;
+        }
+        if (lane < WARPS) sums[lane] = s;
+    }
+    __syncthreads();
+    T before = warp == 0 ? (T)0 : sums[warp - 1];
+    *total = sums[WARPS - 1];
+    __syncthreads();
+    return before + x - v;
+}

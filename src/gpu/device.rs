@@ -1,0 +1,161 @@
+//! The CUDA context behind the `gpu` feature: probe, device description,
+//! and the compiled kernels of `gpu/` loaded as modules.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUdevice_attribute;
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
+
+use super::{Probe, SOURCES, compile, nvrtc_present};
+use crate::error::{Error, Result};
+
+/// Driver present (dlopen only), then NVRTC, then a device.
+pub fn probe() -> Probe {
+    // SAFETY: only tries to dlopen the library.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Probe::NoDriver;
+    }
+    if !nvrtc_present() {
+        return Probe::NoNvrtc;
+    }
+    match CudaContext::device_count() {
+        Ok(0) => Probe::NoDevice("the driver reports 0 devices".into()),
+        Ok(n) => Probe::Ready {
+            devices: n as usize,
+        },
+        Err(e) => Probe::NoDevice(e.to_string()),
+    }
+}
+
+/// Driver version and each device, for `gpu-info`.
+pub fn describe(p: &Probe, out: &mut String) {
+    if matches!(p, Probe::NoDriver) {
+        return;
+    }
+    let mut v = 0;
+    // SAFETY: the driver library loads (probe); v is a valid pointer.
+    if unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) }
+        == cudarc::driver::sys::CUresult::CUDA_SUCCESS
+    {
+        let _ = writeln!(out, "driver: CUDA {}.{}", v / 1000, (v % 1000) / 10);
+    }
+    let Probe::Ready { devices } = p else { return };
+    for d in 0..*devices {
+        match CudaContext::new(d) {
+            Ok(ctx) => {
+                let name = ctx.name().unwrap_or_else(|e| format!("? ({e})"));
+                let mem = ctx.total_mem().unwrap_or(0);
+                let sms = ctx
+                    .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+                    .unwrap_or(0);
+                let (ma, mi) = compute_capability(&ctx);
+                let _ = writeln!(
+                    out,
+                    "device {d}: {name}, {:.1} GiB, {sms} SMs, compute capability {ma}.{mi}",
+                    mem as f64 / (1u64 << 30) as f64
+                );
+            }
+            Err(e) => {
+                let _ = writeln!(out, "device {d}: cannot open: {e}");
+            }
+        }
+    }
+}
+
+fn compute_capability(ctx: &Arc<CudaContext>) -> (i32, i32) {
+    let ma = ctx
+        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+        .unwrap_or(0);
+    let mi = ctx
+        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+        .unwrap_or(0);
+    (ma, mi)
+}
+
+/// The architecture names NVRTC takes, by compute capability.
+fn arch_name(ma: i32, mi: i32) -> &'static str {
+    match (ma, mi) {
+        (7, 5) => "sm_75",
+        (8, 0) => "sm_80",
+        (8, 6) => "sm_86",
+        (8, 9) => "sm_89",
+        (9, 0) => "sm_90",
+        (10, 0) => "sm_100",
+        (12, 0) => "sm_120",
+        // Newer or odd devices: PTX for the oldest target the driver JITs up.
+        _ => "compute_75",
+    }
+}
+
+/// A device with every kernel of `gpu/` loaded.
+pub struct Gpu {
+    /// The context.
+    pub ctx: Arc<CudaContext>,
+    /// The stream every step runs on (in order).
+    pub stream: Arc<CudaStream>,
+    funcs: HashMap<String, CudaFunction>,
+    /// Architecture the kernels were compiled for.
+    pub arch: &'static str,
+}
+
+fn driver_err(what: &str, e: impl std::fmt::Display) -> Error {
+    Error::Gpu(format!("{what}: {e}"))
+}
+
+impl Gpu {
+    /// Opens device `ordinal` (after [`probe`] said Ready) and loads every
+    /// kernel module, compiling (or taking from the cache) for its
+    /// architecture.
+    pub fn open(ordinal: usize) -> Result<Self> {
+        let ctx = CudaContext::new(ordinal).map_err(|e| driver_err("cannot open the device", e))?;
+        let (ma, mi) = compute_capability(&ctx);
+        let arch = arch_name(ma, mi);
+        let stream = ctx.default_stream();
+        let mut funcs = HashMap::new();
+        for &(module, src) in SOURCES {
+            let c = compile(module, src, arch, true);
+            let ptx = c
+                .result
+                .map_err(|log| Error::Gpu(format!("gpu/{module}.cu does not compile: {log}")))?;
+            let names: Vec<String> = ptx
+                .lines()
+                .filter_map(|l| {
+                    let l = l.trim();
+                    let rest = l.split(".entry ").nth(1)?;
+                    Some(rest.trim_end_matches('(').trim().to_string())
+                })
+                .collect();
+            let m = ctx
+                .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+                .map_err(|e| driver_err(&format!("cannot load gpu/{module}.cu"), e))?;
+            for name in names {
+                let f = m
+                    .load_function(&name)
+                    .map_err(|e| driver_err(&format!("kernel {name}"), e))?;
+                funcs.insert(name, f);
+            }
+        }
+        Ok(Gpu {
+            ctx,
+            stream,
+            funcs,
+            arch,
+        })
+    }
+
+    /// The kernel named `name`.
+    pub fn func(&self, name: &str) -> Result<&CudaFunction> {
+        self.funcs
+            .get(name)
+            .ok_or_else(|| Error::Gpu(format!("no kernel named {name} in gpu/")))
+    }
+
+    /// Free and total device memory in bytes.
+    pub fn memory(&self) -> Result<(usize, usize)> {
+        self.ctx
+            .mem_get_info()
+            .map_err(|e| driver_err("cannot read device memory", e))
+    }
+}

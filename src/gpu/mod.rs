@@ -1,0 +1,255 @@
+//! The GPU runtime: probing for CUDA, compiling the kernels of `gpu/` with
+//! NVRTC, and `fmalign gpu-info`.
+//!
+//! cudarc loads `libcuda` and `libnvrtc` at run time and panics when one is
+//! missing, so nothing here calls cudarc before [`probe`] has found both
+//! libraries with a plain `dlopen`. With no CUDA at all, or a build without
+//! the `gpu` feature, every entry point returns [`Probe`] saying why, and the
+//! callers run on the CPU.
+//!
+//! Kernels are plain `.cu` files in `gpu/`, embedded with `include_str!`.
+//! Each is compiled with [`PRELUDE`] prepended (they include no headers: the
+//! NVRTC of PyPI ships none), once per process and architecture, and kept in a
+//! disk cache (`$FMALIGN_CACHE`, else `$XDG_CACHE_HOME/fmalign`, else
+//! `~/.cache/fmalign`) under a name made of the source hash and architecture.
+
+#[cfg(feature = "gpu")]
+pub mod device;
+
+/// Prepended to every kernel source.
+pub const PRELUDE: &str = include_str!("../../gpu/prelude.cu");
+
+/// The kernel sources of `gpu/`: (module name, source without the prelude).
+pub const SOURCES: &[(&str, &str)] = &[
+    ("maps", include_str!("../../gpu/maps.cu")),
+    ("scan", include_str!("../../gpu/scan.cu")),
+    ("radix", include_str!("../../gpu/radix.cu")),
+    ("merge", include_str!("../../gpu/merge.cu")),
+    ("fm", include_str!("../../gpu/fm.cu")),
+];
+
+/// The full source NVRTC compiles for `module`.
+pub fn full_source(src: &str) -> String {
+    format!("{PRELUDE}\n#line 1\n{src}")
+}
+
+/// FNV-1a of the bytes (the disk cache key; not cryptographic).
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// What the CUDA probe found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Probe {
+    /// Built without the `gpu` feature.
+    NotBuilt,
+    /// The driver library (`libcuda`) cannot be loaded: no NVIDIA driver.
+    NoDriver,
+    /// The driver is there but NVRTC (`libnvrtc`) cannot be loaded.
+    NoNvrtc,
+    /// The driver loaded but reports no device (or failed to initialise).
+    NoDevice(String),
+    /// Devices present.
+    Ready {
+        /// Number of devices.
+        devices: usize,
+    },
+}
+
+impl Probe {
+    /// A one-line reason the GPU cannot be used, or `None` when it can.
+    pub fn why_not(&self) -> Option<String> {
+        match self {
+            Probe::NotBuilt => Some("built without the gpu feature".into()),
+            Probe::NoDriver => Some("no CUDA driver (libcuda not found)".into()),
+            Probe::NoNvrtc => Some(
+                "CUDA driver found but not NVRTC (libnvrtc.so.13 not found; put its directory in LD_LIBRARY_PATH)"
+                    .into(),
+            ),
+            Probe::NoDevice(e) => Some(format!("no usable CUDA device ({e})")),
+            Probe::Ready { .. } => None,
+        }
+    }
+}
+
+/// Whether NVRTC can be loaded (without touching the driver).
+pub fn nvrtc_present() -> bool {
+    #[cfg(feature = "gpu")]
+    {
+        // SAFETY: only tries to dlopen the library.
+        unsafe { cudarc::nvrtc::sys::is_culib_present() }
+    }
+    #[cfg(not(feature = "gpu"))]
+    {
+        false
+    }
+}
+
+/// Looks for a driver, NVRTC and a device, in that order, calling cudarc
+/// only once the libraries are known to load.
+pub fn probe() -> Probe {
+    #[cfg(feature = "gpu")]
+    {
+        device::probe()
+    }
+    #[cfg(not(feature = "gpu"))]
+    {
+        Probe::NotBuilt
+    }
+}
+
+/// NVRTC's version, when it loads.
+pub fn nvrtc_version() -> Option<(i32, i32)> {
+    #[cfg(feature = "gpu")]
+    {
+        if !nvrtc_present() {
+            return None;
+        }
+        let (mut major, mut minor) = (0, 0);
+        // SAFETY: NVRTC is loaded (checked above); the pointers are valid.
+        let r = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+        (r == cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS).then_some((major, minor))
+    }
+    #[cfg(not(feature = "gpu"))]
+    {
+        None
+    }
+}
+
+/// The result of compiling one module.
+#[derive(Debug)]
+pub struct Compiled {
+    /// Module name.
+    pub module: &'static str,
+    /// PTX text, or NVRTC's log on failure.
+    pub result: std::result::Result<String, String>,
+    /// Whether it came from the disk cache.
+    pub cached: bool,
+}
+
+/// Where compiled kernels are cached.
+pub fn cache_dir() -> Option<std::path::PathBuf> {
+    if let Some(d) = std::env::var_os("FMALIGN_CACHE") {
+        return Some(d.into());
+    }
+    if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
+        return Some(std::path::PathBuf::from(d).join("fmalign"));
+    }
+    std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache").join("fmalign"))
+}
+
+/// Compiles one module for `arch` (e.g. `sm_90`) with NVRTC, through the
+/// disk cache. NVRTC must be present ([`nvrtc_present`]).
+pub fn compile(module: &'static str, src: &str, arch: &'static str, use_cache: bool) -> Compiled {
+    let full = full_source(src);
+    let key = format!("{module}-{arch}-{:016x}.ptx", fnv1a(full.as_bytes()));
+    let path = cache_dir().map(|d| d.join(&key));
+    if let Some(ptx) = path
+        .as_ref()
+        .filter(|_| use_cache)
+        .and_then(|p| std::fs::read_to_string(p).ok())
+    {
+        return Compiled {
+            module,
+            result: Ok(ptx),
+            cached: true,
+        };
+    }
+    let result = compile_uncached(module, &full, arch);
+    if let (Ok(ptx), Some(p)) = (&result, &path) {
+        // A cache that cannot be written is only slower: ignore errors, and
+        // write through a temporary name so a reader never sees half a file.
+        if let Some(dir) = p.parent() {
+            let _ = std::fs::create_dir_all(dir);
+            let tmp = p.with_extension(format!("tmp{}", std::process::id()));
+            if std::fs::write(&tmp, ptx).is_ok() {
+                let _ = std::fs::rename(&tmp, p);
+            }
+        }
+    }
+    Compiled {
+        module,
+        result,
+        cached: false,
+    }
+}
+
+#[cfg(feature = "gpu")]
+fn compile_uncached(
+    module: &str,
+    full: &str,
+    arch: &'static str,
+) -> std::result::Result<String, String> {
+    use cudarc::nvrtc::{CompileError, CompileOptions, compile_ptx_with_opts};
+    let opts = CompileOptions {
+        arch: Some(arch),
+        name: Some(format!("{module}.cu")),
+        options: vec!["--std=c++17".into()],
+        ..Default::default()
+    };
+    match compile_ptx_with_opts(full, opts) {
+        Ok(ptx) => Ok(ptx.to_src()),
+        Err(CompileError::CompileError { log, .. }) => Err(log.to_string_lossy().into_owned()),
+        Err(e) => Err(format!("{e:?}")),
+    }
+}
+
+#[cfg(not(feature = "gpu"))]
+fn compile_uncached(_: &str, _: &str, _: &'static str) -> std::result::Result<String, String> {
+    Err("built without the gpu feature".into())
+}
+
+/// Counts the `.entry` kernels of a PTX text.
+pub fn ptx_entries(ptx: &str) -> usize {
+    ptx.lines().filter(|l| l.contains(".entry ")).count()
+}
+
+/// `fmalign gpu-info`: driver, NVRTC, devices; compiles every kernel for
+/// `arch`. Returns the report text and whether every module compiled
+/// (true when there is nothing to compile with).
+pub fn info(arch: &'static str) -> (String, bool) {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let p = probe();
+    #[cfg(feature = "gpu")]
+    device::describe(&p, &mut out);
+    if let Some(why) = p.why_not() {
+        let _ = writeln!(out, "gpu: none: {why}");
+    }
+    match nvrtc_version() {
+        Some((a, b)) => {
+            let _ = writeln!(out, "nvrtc: {a}.{b}");
+        }
+        None => {
+            let _ = writeln!(out, "nvrtc: not found; kernels not compiled");
+            return (out, true);
+        }
+    }
+    let mut ok = 0;
+    let mut kernels = 0;
+    let mut failures = String::new();
+    for &(module, src) in SOURCES {
+        let c = compile(module, src, arch, false);
+        match &c.result {
+            Ok(ptx) => {
+                ok += 1;
+                kernels += ptx_entries(ptx);
+            }
+            Err(log) => {
+                let _ = writeln!(failures, "failed: gpu/{module}.cu\n{log}");
+            }
+        }
+    }
+    let total = SOURCES.len();
+    let _ = writeln!(
+        out,
+        "kernels: {ok} of {total} compiled ({arch}): {kernels} entry points"
+    );
+    out.push_str(&failures);
+    (out, ok == total)
+}
