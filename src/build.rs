@@ -63,25 +63,7 @@ pub fn fm_from_sa<P: Pos>(text: &[u8], sa: &[P], sample_shift: u32) -> FmParts<P
             line
         })
         .collect();
-    // Local counts → counts before the line, relative to the superblock.
-    let mut sup = Vec::with_capacity((lines / SUPER_LINES + 1) as usize);
-    let mut total = [0u64; 4];
-    for (l, line) in occ.iter_mut().enumerate() {
-        if (l as u64).is_multiple_of(SUPER_LINES) {
-            sup.push(total);
-        }
-        let base = sup.last().expect("pushed");
-        let local = line.counts;
-        for c in 0..4 {
-            line.counts[c] = (total[c] - base[c]) as u32;
-            total[c] += local[c] as u64;
-        }
-    }
-    let mut c = [0u64; 5];
-    c[0] = 1;
-    for k in 0..4 {
-        c[k + 1] = c[k] + total[k];
-    }
+    let (sup, c) = cumulate(&mut occ);
     let samples = (n >> sample_shift) + 1;
     let ssa = (0..samples)
         .into_par_iter()
@@ -101,6 +83,31 @@ pub fn fm_from_sa<P: Pos>(text: &[u8], sa: &[P], sample_shift: u32) -> FmParts<P
         sup,
         ssa,
     }
+}
+
+/// Turns the line-local counts of `occ` into counts before each line,
+/// relative to its superblock; returns the superblock counts and `C`.
+pub fn cumulate(occ: &mut [OccLine]) -> (Vec<[u64; 4]>, [u64; 5]) {
+    let lines = occ.len() as u64;
+    let mut sup = Vec::with_capacity((lines / SUPER_LINES + 1) as usize);
+    let mut total = [0u64; 4];
+    for (l, line) in occ.iter_mut().enumerate() {
+        if (l as u64).is_multiple_of(SUPER_LINES) {
+            sup.push(total);
+        }
+        let base = sup.last().expect("pushed");
+        let local = line.counts;
+        for c in 0..4 {
+            line.counts[c] = (total[c] - base[c]) as u32;
+            total[c] += local[c] as u64;
+        }
+    }
+    let mut c = [0u64; 5];
+    c[0] = 1;
+    for k in 0..4 {
+        c[k + 1] = c[k] + total[k];
+    }
+    (sup, c)
 }
 
 /// Packs codes 0..=3 four to a byte, base `i` in bits `2*(i%4)` of byte `i/4`.

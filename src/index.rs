@@ -31,6 +31,8 @@ pub struct IndexConfig {
     /// Print each round of a data-parallel suffix-array algorithm to stderr
     /// (one tab-separated line per round, see [`sa::Round::tsv`]).
     pub stats: bool,
+    /// Where to build (the index bytes are the same on every device).
+    pub device: sa::Device,
 }
 
 /// Default SA sampling rate; chosen by measuring locate speed against index
@@ -45,6 +47,7 @@ impl Default for IndexConfig {
             sa_sample: DEFAULT_SA_SAMPLE,
             wide: false,
             stats: false,
+            device: sa::Device::Auto,
         }
     }
 }
@@ -139,6 +142,10 @@ pub struct BuildReport {
     pub fm_seconds: f64,
     /// Bytes written.
     pub file_bytes: u64,
+    /// `cpu` or `gpu`: where the suffix array and FM tables were built.
+    pub device: &'static str,
+    /// One-line notices (the GPU was not used, and why).
+    pub notices: Vec<String>,
 }
 
 /// Builds the index of `reference` and writes it to `out` (through a
@@ -185,21 +192,86 @@ fn build_typed<P: Pos>(
     if stats {
         eprintln!("{}", sa::Round::TSV_HEADER);
     }
-    let (sa, text) = sa::build_owned::<P>(text, cfg.sa, cfg.threads, &mut |r| {
+    let mut log = |r: &sa::Round| {
         if stats {
             eprintln!("{}", r.tsv());
         }
-    })?;
-    report.sa_seconds = t.elapsed().as_secs_f64();
+    };
+    report.device = "cpu";
+    let mut gpu_parts = None;
+    if gpu_wanted(cfg, text.len() as u64, &mut report.notices) {
+        match gpu_build::<P>(&text, cfg.sa, shift, &mut log) {
+            Ok(parts) => gpu_parts = Some(parts),
+            Err(e) => report
+                .notices
+                .push(format!("{e}; building on the CPU instead")),
+        }
+    }
+    let (parts, text) = match gpu_parts {
+        Some(parts) => {
+            // SA and FM tables were one device run: report it as the SA stage.
+            report.device = "gpu";
+            report.sa_seconds = t.elapsed().as_secs_f64();
+            (parts, text)
+        }
+        None => {
+            let (sa, text) = sa::build_owned::<P>(text, cfg.sa, cfg.threads, &mut log)?;
+            report.sa_seconds = t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            let parts = fm_from_sa(&text, sa.as_slice(), shift);
+            report.fm_seconds = t.elapsed().as_secs_f64();
+            (parts, text)
+        }
+    };
     let t = Instant::now();
-    let parts = fm_from_sa(&text, sa.as_slice(), shift);
-    drop(sa);
     let pac = pack(&text);
     let n = text.len() as u64;
     drop(text);
-    report.fm_seconds = t.elapsed().as_secs_f64();
+    report.fm_seconds += t.elapsed().as_secs_f64();
     report.file_bytes = write_sections(sink, &layout, n, cfg.sa_sample, &parts, &pac)?;
     Ok(report)
+}
+
+/// Whether to try the GPU for a text of `n` bases; records why not when
+/// the device was wanted but cannot be used.
+fn gpu_wanted(cfg: &IndexConfig, n: u64, notices: &mut Vec<String>) -> bool {
+    match cfg.device {
+        sa::Device::Cpu => return false,
+        sa::Device::Auto if n < sa::GPU_AUTO_MIN_BASES => return false,
+        sa::Device::Auto if cfg.sa == sa::SaAlgorithm::Libsais => return false,
+        sa::Device::Gpu if cfg.sa == sa::SaAlgorithm::Libsais => {
+            notices.push("--sa libsais runs on the CPU only; building on the CPU".into());
+            return false;
+        }
+        _ => {}
+    }
+    match crate::gpu::probe().why_not() {
+        None => true,
+        Some(why) => {
+            notices.push(format!("no GPU: {why}; building on the CPU"));
+            false
+        }
+    }
+}
+
+#[cfg(feature = "gpu")]
+fn gpu_build<P: sa::Pos>(
+    text: &[u8],
+    algorithm: sa::SaAlgorithm,
+    shift: u32,
+    log: &mut (dyn FnMut(&sa::Round) + Send),
+) -> Result<FmParts<P>> {
+    sa::build_fm_gpu::<P>(text, algorithm, shift, log)
+}
+
+#[cfg(not(feature = "gpu"))]
+fn gpu_build<P: sa::Pos>(
+    _: &[u8],
+    _: sa::SaAlgorithm,
+    _: u32,
+    _: &mut (dyn FnMut(&sa::Round) + Send),
+) -> Result<FmParts<P>> {
+    Err(Error::Gpu("built without the gpu feature".into()))
 }
 
 fn encode_layout(layout: &Layout) -> (Vec<u8>, Vec<u8>, Vec<u8>) {

@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand};
 
 use fmalign::index::{DEFAULT_SA_SAMPLE, Index, IndexConfig, build_and_write, temp_path};
 use fmalign::map::{MapConfig, Report, map_reads};
-use fmalign::sa::SaAlgorithm;
+use fmalign::sa::{Device, SaAlgorithm};
 
 #[derive(Parser)]
 #[command(
@@ -82,6 +82,9 @@ struct IndexArgs {
     /// Store 64-bit positions even for small references (tests the >4 Gbp path)
     #[arg(long, hide = true)]
     wide_positions: bool,
+    /// Where to build: auto = the GPU for references of 4 Mbp or more when one is present
+    #[arg(long, value_enum, default_value_t = Device::Auto)]
+    device: Device,
     /// Log each round of --sa hybrid/skew/ls to stderr (h, suffixes still unsorted, groups, time)
     #[arg(long)]
     stats: bool,
@@ -190,6 +193,7 @@ fn run_index(a: IndexArgs) -> Result<()> {
         sa_sample: a.sa_sample,
         wide: a.wide_positions,
         stats: a.stats,
+        device: a.device,
     };
     let t = Instant::now();
     let reference = fmalign::reference::read_fasta(&a.reference)?;
@@ -209,11 +213,15 @@ fn run_index(a: IndexArgs) -> Result<()> {
         ),
     );
     let report = build_and_write(reference, &cfg, &out)?;
+    for notice in &report.notices {
+        log(a.quiet, format_args!("{notice}"));
+    }
     log(
         a.quiet,
         format_args!(
-            "suffix array {:.2} s, BWT/Occ/SA samples {:.2} s; wrote {} ({} bytes) in {:.2} s total",
+            "suffix array {:.2} s ({}), BWT/Occ/SA samples {:.2} s; wrote {} ({} bytes) in {:.2} s total",
             report.sa_seconds,
+            report.device,
             report.fm_seconds,
             out.display(),
             report.file_bytes,

@@ -24,10 +24,22 @@ use std::path::{Path, PathBuf};
 use common::{Rng, run_ok};
 use fmalign::index::{Index, IndexConfig, build_and_write, build_in_memory};
 use fmalign::reference::{Reference, read_fasta_from};
-use fmalign::sa::{self, Round, SaAlgorithm};
+use fmalign::sa::{self, Device, Round, SaAlgorithm};
 use proptest::prelude::*;
 
 const PARALLEL: [SaAlgorithm; 3] = [SaAlgorithm::Hybrid, SaAlgorithm::Skew, SaAlgorithm::Ls];
+/// The devices to build on: the CPU, and the GPU when this machine has one
+/// (printed, so a run without one says so).
+fn devices() -> Vec<Device> {
+    match fmalign::gpu::probe().why_not() {
+        None => vec![Device::Cpu, Device::Gpu],
+        Some(why) => {
+            eprintln!("GPU builds skipped: {why}");
+            vec![Device::Cpu]
+        }
+    }
+}
+
 const ALL: [SaAlgorithm; 5] = [
     SaAlgorithm::Auto,
     SaAlgorithm::Libsais,
@@ -826,14 +838,19 @@ fn check_index(fasta: &[u8], what: &str) {
     for wide in [false, true] {
         for sa_sample in [1u32, 8] {
             let mut first: Option<(Sections, Vec<u8>)> = None;
-            for algo in ALL {
-                let what = format!("{what}, {algo:?}, wide {wide}, sa_sample {sa_sample}");
+            for (algo, device) in ALL
+                .iter()
+                .flat_map(|&a| devices().into_iter().map(move |d| (a, d)))
+            {
+                let what =
+                    format!("{what}, {algo:?} on {device:?}, wide {wide}, sa_sample {sa_sample}");
                 let cfg = IndexConfig {
                     threads: 2,
                     sa: algo,
                     sa_sample,
                     wide,
                     stats: false,
+                    device,
                 };
                 let index = build_in_memory(reference(fasta), &cfg)
                     .unwrap_or_else(|e| panic!("{what}: {e}"));

@@ -44,7 +44,7 @@ pub fn build<B: Backend, W: Word>(
     packed: &B::Buf<u64>,
     n: u64,
     log: &mut dyn FnMut(&Round),
-) -> Result<Vec<W>> {
+) -> Result<B::Buf<W>> {
     let m = (n - n.div_ceil(3)) as usize;
 
     // 1. Sort S12 by its first KEY_CHARS characters.
@@ -103,5 +103,5 @@ pub fn build<B: Backend, W: Word>(
         groups: 0,
         seconds: t.elapsed().as_secs_f64(),
     });
-    b.download(sa)
+    Ok(sa)
 }

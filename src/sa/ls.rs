@@ -45,7 +45,7 @@ pub fn build<B: Backend, W: Word>(
     packed: &B::Buf<u64>,
     n: u64,
     log: &mut dyn FnMut(&Round),
-) -> Result<Vec<W>> {
+) -> Result<B::Buf<W>> {
     let rbits = bits_for(n + 1);
 
     let t = Instant::now();
@@ -105,5 +105,5 @@ pub fn build<B: Backend, W: Word>(
         log(&work.stats(b, "ls", round, h, t)?);
         round += 1;
     }
-    b.download(sa)
+    Ok(sa)
 }

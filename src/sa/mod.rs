@@ -8,6 +8,8 @@
 //! [`cpu::Cpu`]. Every algorithm returns exactly what libsais returns.
 
 pub mod cpu;
+#[cfg(feature = "gpu")]
+pub mod cuda;
 mod doubling;
 pub mod hybrid;
 pub mod ls;
@@ -33,6 +35,34 @@ pub enum SaAlgorithm {
     Skew,
     /// The data-parallel Larsson–Sadakane of Deng et al.
     Ls,
+}
+
+/// Where the suffix array (and, on a GPU, the FM tables) are built.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Device {
+    /// The GPU when one is present and the text has at least
+    /// [`GPU_AUTO_MIN_BASES`] bases, else the CPU.
+    #[default]
+    Auto,
+    /// The CPU.
+    Cpu,
+    /// The GPU (the CPU, with a notice, when there is none).
+    Gpu,
+}
+
+/// `--device auto` uses the GPU from this many bases on. Provisional: below
+/// it the NVRTC compile and the context start-up (tenths of a second once,
+/// the compile cached on disk after) outweigh the work; not yet measured on
+/// a GPU.
+pub const GPU_AUTO_MIN_BASES: u64 = 1 << 22;
+
+/// Device memory the GPU build needs, in bytes per base, estimated from
+/// the buffers live at its peak (the first sort of the hybrid: packed text,
+/// S12 positions and their u64 keys, the radix sort's copies of both, the
+/// rank array): `P` = 4 or 8 bytes a position.
+pub fn gpu_bytes_per_base(p: u64) -> u64 {
+    // 2/3 of the bases are S12: (pos + key + tmp pos + tmp key) + rank + 1/4.
+    (2 * (2 * p + 16) + 2 * p) / 3 + 1
 }
 
 /// One round of a data-parallel algorithm, for `--stats`.
@@ -264,12 +294,58 @@ fn seeds<P: Pos>(
 ) -> Result<SuffixArray<P>> {
     let cpu = cpu::Cpu;
 
+    // The CPU backend's buffers are host vectors: nothing to download.
     let sa = match algorithm {
         SaAlgorithm::Hybrid => hybrid::build::<_, P>(&cpu, packed, n, log),
         SaAlgorithm::Skew => skew::build::<_, P>(&cpu, packed, n, log),
         _ => ls::build::<_, P>(&cpu, packed, n, log),
     }?;
     Ok(sa.into())
+}
+
+/// Builds the FM tables of `text` on the GPU: the suffix array with a
+/// data-parallel `algorithm` (`auto` and `libsais` mean `hybrid`), then BWT,
+/// Occ lines and the sampled SA on the device; only those come back.
+/// An error (no device, out of device memory, a kernel failure) leaves the
+/// caller free to build on the CPU instead.
+#[cfg(feature = "gpu")]
+pub fn build_fm_gpu<P: Pos>(
+    text: &[u8],
+    algorithm: SaAlgorithm,
+    sample_shift: u32,
+    log: &mut (dyn FnMut(&Round) + Send),
+) -> Result<crate::build::FmParts<P>> {
+    use crate::fm::OccLine;
+    let n = text.len() as u64;
+    let gpu = cuda::Cuda::open()?;
+    let (free, _) = gpu.gpu().memory()?;
+    let need = n.saturating_mul(gpu_bytes_per_base(std::mem::size_of::<P>() as u64));
+    if need > free as u64 {
+        return Err(Error::Gpu(format!(
+            "{n} bases need about {need} bytes of device memory, {free} are free"
+        )));
+    }
+    let packed = gpu.pack_text(text)?;
+    let sa = if n < 2 {
+        gpu.upload((0..n).map(P::from_u64).collect())?
+    } else {
+        match algorithm {
+            SaAlgorithm::Skew => skew::build::<_, P>(&gpu, &packed, n, log)?,
+            SaAlgorithm::Ls => ls::build::<_, P>(&gpu, &packed, n, log)?,
+            _ => hybrid::build::<_, P>(&gpu, &packed, n, log)?,
+        }
+    };
+    let (primary, words, ssa) = gpu.fm_tables(&packed, &sa, sample_shift)?;
+    let mut occ: Vec<OccLine> = bytemuck::zeroed_vec(words.len() / 8);
+    bytemuck::cast_slice_mut::<OccLine, u64>(&mut occ).copy_from_slice(&words);
+    let (sup, c) = crate::build::cumulate(&mut occ);
+    Ok(crate::build::FmParts {
+        primary,
+        c,
+        occ,
+        sup,
+        ssa,
+    })
 }
 
 /// The byte text (codes 0..=3) of a text packed by [`steps::Backend::pack_text`].

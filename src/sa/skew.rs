@@ -24,10 +24,10 @@ pub fn build<B: Backend, W: Word>(
     packed: &B::Buf<u64>,
     n: u64,
     log: &mut dyn FnMut(&Round),
-) -> Result<Vec<W>> {
+) -> Result<B::Buf<W>> {
     let s = b.symbols::<W>(packed, n)?;
     let sa = level(b, &s, n, 4, 0, log)?;
-    b.download(sa)
+    Ok(sa)
 }
 
 /// The suffix array of `s` (symbols `1..=sigma`, 0 past the end).

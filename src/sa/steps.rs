@@ -19,14 +19,43 @@
 
 use crate::error::Result;
 
+/// What a device buffer needs of its elements (nothing without the `gpu`
+/// feature).
+#[cfg(feature = "gpu")]
+pub trait DeviceElem: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits {}
+#[cfg(feature = "gpu")]
+impl<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits> DeviceElem for T {}
+/// What a device buffer needs of its elements (nothing without the `gpu`
+/// feature).
+#[cfg(not(feature = "gpu"))]
+pub trait DeviceElem {}
+#[cfg(not(feature = "gpu"))]
+impl<T> DeviceElem for T {}
+
 /// An element a buffer can hold.
 pub trait Elem:
-    bytemuck::Pod + Default + Send + Sync + Ord + std::fmt::Debug + std::hash::Hash + 'static
+    bytemuck::Pod
+    + Default
+    + Send
+    + Sync
+    + Ord
+    + std::fmt::Debug
+    + std::hash::Hash
+    + DeviceElem
+    + 'static
 {
+    /// Its name in the kernels of `gpu/` (the suffix of their names).
+    const CU: &'static str;
 }
-impl Elem for u8 {}
-impl Elem for u32 {}
-impl Elem for u64 {}
+impl Elem for u8 {
+    const CU: &'static str = "u8";
+}
+impl Elem for u32 {
+    const CU: &'static str = "u32";
+}
+impl Elem for u64 {
+    const CU: &'static str = "u64";
+}
 
 /// An unsigned word used as a key, index, rank or position (`u32`, `u64`).
 pub trait Word: Elem {

@@ -1,0 +1,907 @@
+//! The CUDA backend: every step of [`Backend`] as kernels of `gpu/` over
+//! device buffers, on one stream (so steps run in order).
+//!
+//! Kernel names are the step's name and the element types (`gather_u32_u64`);
+//! see `gpu/prelude.cu` for the conventions. Tile aggregates of scans and
+//! compactions (one value per 4096 elements) are scanned on the host: a
+//! small transfer each way instead of a third kernel level.
+//!
+//! Differences from the CPU backend, none visible in the algorithms' output:
+//! * `segmented_sort` is two stable radix sorts (by key, then by segment)
+//!   carrying a permutation, not the block sort and merge rounds of the CPU
+//!   backend; it is stable, so equal keys keep their input order, which is
+//!   the CPU's "by value" order whenever values ascend within each segment
+//!   (the algorithms keep them so). Its report counts no merge rounds.
+//! * `sort_suffixes` stores the `u64` text keys (the CPU recomputes them):
+//!   device memory per suffix is higher during the first sort.
+
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+
+use super::steps::{Backend, Chars, Elem, Iota, Order, RankLayout, SegSortReport, Word, bits_for};
+use crate::error::{Error, Result};
+use crate::gpu::device::Gpu;
+
+/// A device buffer of `len` elements (at least one is allocated: CUDA
+/// refuses empty allocations).
+pub struct DevBuf<T> {
+    s: CudaSlice<T>,
+    len: usize,
+}
+
+/// The CUDA backend.
+pub struct Cuda {
+    g: Gpu,
+}
+
+const THREADS: u32 = 256;
+/// Elements per tile of scan.cu.
+const TILE: usize = 4096;
+/// Elements per tile of radix.cu.
+const RTILE: usize = 2048;
+/// Outputs per thread of merge.cu.
+const CHUNK: usize = 16;
+
+fn gpu_err(what: impl std::fmt::Display, e: impl std::fmt::Display) -> Error {
+    Error::Gpu(format!("{what}: {e}"))
+}
+
+/// A grid-stride launch over `n` elements.
+fn grid(n: usize) -> LaunchConfig {
+    let blocks = n.div_ceil(THREADS as usize).clamp(1, 1 << 18) as u32;
+    LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// One block per tile.
+fn tiles_cfg(tiles: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (tiles as u32, 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+fn layout_args(l: RankLayout) -> (u32, u64) {
+    match l {
+        RankLayout::Identity => (0, 0),
+        RankLayout::Interleaved => (1, 0),
+        RankLayout::Split { n0 } => (2, n0),
+    }
+}
+
+/// Launches kernel `$name` with `$cfg` and the arguments (each an lvalue).
+macro_rules! launch {
+    ($self:expr, $name:expr, $cfg:expr $(, $arg:expr)* $(,)?) => {{
+        let name: String = $name;
+        let f = $self.g.func(&name)?;
+        let mut b = $self.g.stream.launch_builder(f);
+        $( b.arg($arg); )*
+        // SAFETY: the argument list matches the kernel's signature in gpu/
+        // (types and order), and every buffer holds the elements it reads.
+        unsafe { b.launch($cfg) }.map_err(|e| gpu_err(&name, e))?;
+    }};
+}
+
+impl Cuda {
+    /// Opens device 0 with every kernel loaded. The caller has checked
+    /// [`crate::gpu::probe`].
+    pub fn open() -> Result<Self> {
+        Ok(Cuda { g: Gpu::open(0)? })
+    }
+
+    /// The device.
+    pub fn gpu(&self) -> &Gpu {
+        &self.g
+    }
+
+    fn alloc<T: Elem>(&self, n: usize) -> Result<DevBuf<T>> {
+        let s = self
+            .g
+            .stream
+            .alloc_zeros::<T>(n.max(1))
+            .map_err(|e| gpu_err(format!("cannot allocate {n} x {}", T::CU), e))?;
+        Ok(DevBuf { s, len: n })
+    }
+
+    fn host<T: Elem>(&self, b: &DevBuf<T>) -> Result<Vec<T>> {
+        if b.len == 0 {
+            return Ok(Vec::new());
+        }
+        self.g
+            .stream
+            .clone_dtoh(&b.s.slice(0..b.len))
+            .map_err(|e| gpu_err("copy to host", e))
+    }
+
+    fn to_device<T: Elem>(&self, v: &[T]) -> Result<DevBuf<T>> {
+        if v.is_empty() {
+            return self.alloc(0);
+        }
+        let s = self
+            .g
+            .stream
+            .clone_htod(v)
+            .map_err(|e| gpu_err("copy to device", e))?;
+        Ok(DevBuf { s, len: v.len() })
+    }
+
+    /// Exclusive scan of per-tile sums on the host: (carry per tile, total).
+    fn carry(&self, sums: &DevBuf<u64>) -> Result<(DevBuf<u64>, u64)> {
+        let mut h = self.host(sums)?;
+        let mut total = 0u64;
+        for v in h.iter_mut() {
+            let here = *v;
+            *v = total;
+            total = total.wrapping_add(here);
+        }
+        Ok((self.to_device(&h)?, total))
+    }
+
+    /// Exclusive or inclusive scan of the first `n` elements of `x`.
+    fn scan<W: Word>(&self, x: &mut CudaSlice<W>, n: usize, inclusive: bool) -> Result<u64> {
+        if n == 0 {
+            return Ok(0);
+        }
+        let tiles = n.div_ceil(TILE);
+        let sums = self.alloc::<u64>(tiles)?;
+        let n64 = n as u64;
+        launch!(
+            self,
+            format!("scan_tiles_{}", W::CU),
+            tiles_cfg(tiles),
+            &*x,
+            &n64,
+            &sums.s
+        );
+        let (carry, total) = self.carry(&sums)?;
+        let inc = u32::from(inclusive);
+        launch!(
+            self,
+            format!("scan_apply_{}", W::CU),
+            tiles_cfg(tiles),
+            &mut *x,
+            &n64,
+            &carry.s,
+            &inc
+        );
+        Ok(total)
+    }
+
+    /// Kept elements per tile, scanned: (write offset per tile, total kept).
+    fn keep_offsets(&self, keep: &DevBuf<u8>) -> Result<(DevBuf<u64>, u64)> {
+        let tiles = keep.len.div_ceil(TILE).max(1);
+        let counts = self.alloc::<u64>(tiles)?;
+        let n = keep.len as u64;
+        if keep.len > 0 {
+            launch!(
+                self,
+                "flag_tiles".into(),
+                tiles_cfg(tiles),
+                &keep.s,
+                &n,
+                &counts.s
+            );
+        }
+        self.carry(&counts)
+    }
+
+    /// Stable radix sort of `keys`/`vals` by their low `bits` bits, 8 a pass.
+    fn radix<K: Word, V: Elem>(
+        &self,
+        keys: &mut DevBuf<K>,
+        vals: &mut DevBuf<V>,
+        bits: u32,
+    ) -> Result<()> {
+        let n = keys.len;
+        if n < 2 || bits == 0 {
+            return Ok(());
+        }
+        let tiles = n.div_ceil(RTILE);
+        let mut counts = self.alloc::<u64>(256 * tiles)?;
+        let mut tk = self.alloc::<K>(n)?;
+        let mut tv = self.alloc::<V>(n)?;
+        let (n64, t64) = (n as u64, tiles as u64);
+        let mut shift = 0;
+        while shift < bits {
+            let width = (bits - shift).min(8);
+            launch!(
+                self,
+                format!("radix_hist_{}", K::CU),
+                tiles_cfg(tiles),
+                &keys.s,
+                &n64,
+                &shift,
+                &width,
+                &t64,
+                &counts.s
+            );
+            self.scan::<u64>(&mut counts.s, (1usize << width) * tiles, false)?;
+            launch!(
+                self,
+                format!("radix_scatter_{}_{}", K::CU, V::CU),
+                tiles_cfg(tiles),
+                &keys.s,
+                &vals.s,
+                &n64,
+                &shift,
+                &width,
+                &t64,
+                &counts.s,
+                &mut tk.s,
+                &mut tv.s
+            );
+            std::mem::swap(keys, &mut tk);
+            std::mem::swap(vals, &mut tv);
+            shift += width;
+        }
+        Ok(())
+    }
+
+    fn map_out<W: Word>(&self, name: &str, m: usize) -> Result<(DevBuf<W>, String, u64)> {
+        Ok((self.alloc::<W>(m)?, format!("{name}_{}", W::CU), m as u64))
+    }
+
+    /// The FM-index tables of a text (packed by `pack_text`) from its
+    /// suffix array on the device: (index of position 0 in `sa`, Occ lines
+    /// as 8 words each with line-local counts, sampled SA).
+    pub fn fm_tables<W: Word>(
+        &self,
+        packed: &DevBuf<u64>,
+        sa: &DevBuf<W>,
+        sample_shift: u32,
+    ) -> Result<(u64, Vec<u64>, Vec<W>)> {
+        let n = sa.len as u64;
+        let zero = self.alloc::<u64>(1)?;
+        if n > 0 {
+            launch!(
+                self,
+                format!("find_zero_{}", W::CU),
+                grid(sa.len),
+                &sa.s,
+                &n,
+                &zero.s
+            );
+        }
+        let primary = if n == 0 { 0 } else { 1 + self.host(&zero)?[0] };
+        let lines = n / crate::fm::LINE_BASES + 1;
+        let occ = self.alloc::<u64>(8 * lines as usize)?;
+        launch!(
+            self,
+            format!("occ_lines_{}", W::CU),
+            grid(lines as usize),
+            &packed.s,
+            &sa.s,
+            &n,
+            &primary,
+            &lines,
+            &occ.s
+        );
+        let samples = (n >> sample_shift) + 1;
+        let ssa = self.alloc::<W>(samples as usize)?;
+        launch!(
+            self,
+            format!("sample_sa_{}", W::CU),
+            grid(samples as usize),
+            &sa.s,
+            &n,
+            &sample_shift,
+            &samples,
+            &ssa.s
+        );
+        Ok((primary, self.host(&occ)?, self.host(&ssa)?))
+    }
+}
+
+impl Backend for Cuda {
+    type Buf<T: Elem> = DevBuf<T>;
+
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn len<T: Elem>(&self, b: &DevBuf<T>) -> usize {
+        b.len
+    }
+
+    fn zeros<T: Elem>(&self, n: usize) -> Result<DevBuf<T>> {
+        self.alloc(n)
+    }
+
+    fn upload<T: Elem>(&self, v: Vec<T>) -> Result<DevBuf<T>> {
+        self.to_device(&v)
+    }
+
+    fn download<T: Elem>(&self, b: DevBuf<T>) -> Result<Vec<T>> {
+        self.host(&b)
+    }
+
+    fn copy<T: Elem>(&self, b: &DevBuf<T>) -> Result<DevBuf<T>> {
+        let s = self
+            .g
+            .stream
+            .clone_dtod(&b.s)
+            .map_err(|e| gpu_err("device copy", e))?;
+        Ok(DevBuf { s, len: b.len })
+    }
+
+    fn concat<T: Elem>(&self, a: &DevBuf<T>, b: &DevBuf<T>) -> Result<DevBuf<T>> {
+        let mut out = self.alloc::<T>(a.len + b.len)?;
+        let st = &self.g.stream;
+        if a.len > 0 {
+            st.memcpy_dtod(&a.s.slice(0..a.len), &mut out.s.slice_mut(0..a.len))
+                .map_err(|e| gpu_err("device copy", e))?;
+        }
+        if b.len > 0 {
+            st.memcpy_dtod(
+                &b.s.slice(0..b.len),
+                &mut out.s.slice_mut(a.len..a.len + b.len),
+            )
+            .map_err(|e| gpu_err("device copy", e))?;
+        }
+        Ok(out)
+    }
+
+    fn radix_sort_pairs<K: Word, V: Elem>(
+        &self,
+        keys: &mut DevBuf<K>,
+        vals: &mut DevBuf<V>,
+        bits: u32,
+    ) -> Result<()> {
+        assert_eq!(
+            keys.len, vals.len,
+            "radix sort: keys and values differ in length"
+        );
+        self.radix(keys, vals, bits)
+    }
+
+    fn exclusive_scan<W: Word>(&self, x: &mut DevBuf<W>) -> Result<W> {
+        let n = x.len;
+        Ok(W::from_u64(self.scan(&mut x.s, n, false)?))
+    }
+
+    fn segmented_scan<W: Word>(&self, x: &mut DevBuf<W>, heads: &DevBuf<u8>) -> Result<()> {
+        assert_eq!(x.len, heads.len, "segmented scan: lengths differ");
+        let n = x.len;
+        if n == 0 {
+            return Ok(());
+        }
+        let tiles = n.div_ceil(TILE);
+        let sums = self.alloc::<u64>(tiles)?;
+        let flags = self.alloc::<u8>(tiles)?;
+        let n64 = n as u64;
+        launch!(
+            self,
+            format!("segscan_tiles_{}", W::CU),
+            tiles_cfg(tiles),
+            &x.s,
+            &heads.s,
+            &n64,
+            &sums.s,
+            &flags.s
+        );
+        let (s, f) = (self.host(&sums)?, self.host(&flags)?);
+        let mut carry = Vec::with_capacity(tiles);
+        let mut acc = 0u64;
+        for (v, h) in s.into_iter().zip(f) {
+            carry.push(acc);
+            acc = if h != 0 { v } else { acc.wrapping_add(v) };
+        }
+        let carry = self.to_device(&carry)?;
+        launch!(
+            self,
+            format!("segscan_apply_{}", W::CU),
+            tiles_cfg(tiles),
+            &mut x.s,
+            &heads.s,
+            &n64,
+            &carry.s
+        );
+        Ok(())
+    }
+
+    fn compact<T: Elem>(&self, x: &DevBuf<T>, keep: &DevBuf<u8>) -> Result<DevBuf<T>> {
+        assert_eq!(x.len, keep.len, "compact: lengths differ");
+        let (offsets, total) = self.keep_offsets(keep)?;
+        let out = self.alloc::<T>(total as usize)?;
+        if total > 0 {
+            let n = x.len as u64;
+            launch!(
+                self,
+                format!("compact_{}", T::CU),
+                tiles_cfg(x.len.div_ceil(TILE)),
+                &x.s,
+                &keep.s,
+                &n,
+                &offsets.s,
+                &out.s
+            );
+        }
+        Ok(out)
+    }
+
+    fn gather<T: Elem, I: Word>(&self, src: &DevBuf<T>, idx: &DevBuf<I>) -> Result<DevBuf<T>> {
+        let out = self.alloc::<T>(idx.len)?;
+        let m = idx.len as u64;
+        if m > 0 {
+            launch!(
+                self,
+                format!("gather_{}_{}", T::CU, I::CU),
+                grid(idx.len),
+                &src.s,
+                &idx.s,
+                &m,
+                &out.s
+            );
+        }
+        Ok(out)
+    }
+
+    fn scatter<T: Elem, I: Word>(
+        &self,
+        src: &DevBuf<T>,
+        idx: &DevBuf<I>,
+        dst: &mut DevBuf<T>,
+    ) -> Result<()> {
+        let m = idx.len as u64;
+        if m > 0 {
+            launch!(
+                self,
+                format!("scatter_{}_{}", T::CU, I::CU),
+                grid(idx.len),
+                &src.s,
+                &idx.s,
+                &m,
+                &mut dst.s
+            );
+        }
+        Ok(())
+    }
+
+    fn head_flags<K: Word>(&self, keys: &DevBuf<K>, or: Option<&DevBuf<u8>>) -> Result<DevBuf<u8>> {
+        let out = self.alloc::<u8>(keys.len)?;
+        let m = keys.len as u64;
+        if m > 0 {
+            let name = format!("head_flags_{}", K::CU);
+            match or {
+                Some(o) => launch!(self, name, grid(keys.len), &keys.s, &o.s, &m, &out.s),
+                None => {
+                    let null = 0u64;
+                    launch!(self, name, grid(keys.len), &keys.s, &null, &m, &out.s)
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn segmented_sort<K: Word, V: Elem>(
+        &self,
+        heads: &DevBuf<u8>,
+        keys: &mut DevBuf<K>,
+        vals: &mut DevBuf<V>,
+        _block: usize,
+    ) -> Result<SegSortReport> {
+        let m = keys.len;
+        if m < 2 {
+            return Ok(SegSortReport::default());
+        }
+        // Segment number of every element (inclusive scan of the heads).
+        let mut seg: DevBuf<u64> = self.widen(heads)?;
+        let segments = self.scan(&mut seg.s, m, true)?;
+        let mut perm: DevBuf<u64> = self.iota(m, Iota::From(0))?;
+        let mut k = self.copy(keys)?;
+        self.radix(&mut k, &mut perm, K::BITS)?;
+        drop(k);
+        let mut s = self.gather(&seg, &perm)?;
+        drop(seg);
+        self.radix(&mut s, &mut perm, bits_for(segments))?;
+        drop(s);
+        *keys = self.gather(keys, &perm)?;
+        *vals = self.gather(vals, &perm)?;
+        Ok(SegSortReport::default())
+    }
+
+    fn merge<W: Word>(
+        &self,
+        a: &DevBuf<W>,
+        b: &DevBuf<W>,
+        order: &Order<'_, Self, W>,
+    ) -> Result<DevBuf<W>> {
+        let total = a.len + b.len;
+        let out = self.alloc::<W>(total)?;
+        if total == 0 {
+            return Ok(out);
+        }
+        let cfg = grid(total.div_ceil(CHUNK));
+        // merge_path gives each thread CHUNK outputs: cover them all.
+        let threads = total.div_ceil(CHUNK);
+        let cfg = LaunchConfig {
+            grid_dim: ((threads.div_ceil(THREADS as usize)) as u32, 1, 1),
+            ..cfg
+        };
+        let (na, nb) = (a.len as u64, b.len as u64);
+        match order {
+            Order::Ascending => {
+                launch!(
+                    self,
+                    format!("merge_asc_{}", W::CU),
+                    cfg,
+                    &a.s,
+                    &na,
+                    &b.s,
+                    &nb,
+                    &out.s
+                );
+            }
+            Order::Dc3 {
+                text,
+                n,
+                rank,
+                layout,
+            } => {
+                let (l, n0) = layout_args(*layout);
+                let null = 0u64;
+                let name = format!("merge_dc3_{}", W::CU);
+                match text {
+                    Chars::Packed(p) => launch!(
+                        self, name, cfg, &a.s, &na, &b.s, &nb, &p.s, &null, n, &rank.s, &l, &n0,
+                        &out.s
+                    ),
+                    Chars::Symbols(sy) => launch!(
+                        self, name, cfg, &a.s, &na, &b.s, &nb, &null, &sy.s, n, &rank.s, &l, &n0,
+                        &out.s
+                    ),
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn count(&self, flags: &DevBuf<u8>) -> Result<u64> {
+        Ok(self.keep_offsets(flags)?.1)
+    }
+
+    fn iota<W: Word>(&self, n: usize, seq: Iota) -> Result<DevBuf<W>> {
+        let out = self.alloc::<W>(n)?;
+        let m = n as u64;
+        if n > 0 {
+            match seq {
+                Iota::From(start) => {
+                    launch!(
+                        self,
+                        format!("iota_from_{}", W::CU),
+                        grid(n),
+                        &out.s,
+                        &m,
+                        &start
+                    )
+                }
+                Iota::Mod3NonZero => {
+                    launch!(self, format!("iota_mod3_{}", W::CU), grid(n), &out.s, &m)
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn fill<W: Word>(&self, n: usize, value: W) -> Result<DevBuf<W>> {
+        let out = self.alloc::<W>(n)?;
+        let (m, v) = (n as u64, value.to_u64());
+        if n > 0 {
+            launch!(self, format!("fill_{}", W::CU), grid(n), &out.s, &m, &v);
+        }
+        Ok(out)
+    }
+
+    fn pack_text(&self, text: &[u8]) -> Result<DevBuf<u64>> {
+        let n = text.len() as u64;
+        let words = text.len() / 32 + 2;
+        let out = self.alloc::<u64>(words)?;
+        if !text.is_empty() {
+            let t = self.to_device(text)?;
+            let w = words as u64;
+            launch!(self, "pack_text".into(), grid(words), &t.s, &n, &w, &out.s);
+        }
+        Ok(out)
+    }
+
+    fn text_keys<K: Word, W: Word>(
+        &self,
+        packed: &DevBuf<u64>,
+        n: u64,
+        pos: &DevBuf<W>,
+        k: u32,
+    ) -> Result<DevBuf<K>> {
+        let lbits = bits_for(k as u64);
+        assert!(
+            k >= 1 && 2 * k + lbits <= K::BITS,
+            "text_keys: {k} characters do not fit"
+        );
+        let out = self.alloc::<K>(pos.len)?;
+        let m = pos.len as u64;
+        if m > 0 {
+            launch!(
+                self,
+                format!("text_keys_{}_{}", K::CU, W::CU),
+                grid(pos.len),
+                &packed.s,
+                &n,
+                &pos.s,
+                &m,
+                &k,
+                &lbits,
+                &out.s
+            );
+        }
+        Ok(out)
+    }
+
+    fn sort_suffixes<W: Word>(
+        &self,
+        packed: &DevBuf<u64>,
+        n: u64,
+        pos: &mut DevBuf<W>,
+        k: u32,
+    ) -> Result<DevBuf<u8>> {
+        let mut keys: DevBuf<u64> = self.text_keys(packed, n, pos, k)?;
+        self.radix(&mut keys, pos, 2 * k + bits_for(k as u64))?;
+        self.head_flags(&keys, None)
+    }
+
+    fn text_heads<W: Word>(
+        &self,
+        packed: &DevBuf<u64>,
+        n: u64,
+        pos: &DevBuf<W>,
+        k: u32,
+    ) -> Result<DevBuf<u8>> {
+        let lbits = bits_for(k as u64);
+        let out = self.alloc::<u8>(pos.len)?;
+        let m = pos.len as u64;
+        if m > 0 {
+            launch!(
+                self,
+                format!("text_heads_{}", W::CU),
+                grid(pos.len),
+                &packed.s,
+                &n,
+                &pos.s,
+                &m,
+                &k,
+                &lbits,
+                &out.s
+            );
+        }
+        Ok(out)
+    }
+
+    fn head_index<W: Word>(&self, heads: &DevBuf<u8>, add: u64) -> Result<DevBuf<W>> {
+        let (out, name, m) = self.map_out::<W>("head_index", heads.len)?;
+        if m > 0 {
+            launch!(self, name, grid(heads.len), &heads.s, &m, &add, &out.s);
+        }
+        Ok(out)
+    }
+
+    fn compact_index<W: Word>(&self, keep: &DevBuf<u8>) -> Result<DevBuf<W>> {
+        let (offsets, total) = self.keep_offsets(keep)?;
+        let out = self.alloc::<W>(total as usize)?;
+        if total > 0 {
+            let n = keep.len as u64;
+            launch!(
+                self,
+                format!("compact_index_{}", W::CU),
+                tiles_cfg(keep.len.div_ceil(TILE)),
+                &keep.s,
+                &n,
+                &offsets.s,
+                &out.s
+            );
+        }
+        Ok(out)
+    }
+
+    fn scatter_slots<W: Word>(
+        &self,
+        src: &DevBuf<W>,
+        pos: &DevBuf<W>,
+        layout: RankLayout,
+        dst: &mut DevBuf<W>,
+    ) -> Result<()> {
+        let (l, n0) = layout_args(layout);
+        let m = pos.len as u64;
+        if m > 0 {
+            launch!(
+                self,
+                format!("scatter_slots_{}", W::CU),
+                grid(pos.len),
+                &src.s,
+                &pos.s,
+                &m,
+                &l,
+                &n0,
+                &mut dst.s
+            );
+        }
+        Ok(())
+    }
+
+    fn symbols<W: Word>(&self, packed: &DevBuf<u64>, n: u64) -> Result<DevBuf<W>> {
+        let (out, name, m) = self.map_out::<W>("symbols", n as usize)?;
+        if m > 0 {
+            launch!(self, name, grid(n as usize), &packed.s, &m, &out.s);
+        }
+        Ok(out)
+    }
+
+    fn fetch<W: Word>(
+        &self,
+        rank: &DevBuf<W>,
+        layout: RankLayout,
+        pos: &DevBuf<W>,
+        h: u64,
+        n: u64,
+    ) -> Result<DevBuf<W>> {
+        let (l, n0) = layout_args(layout);
+        let (out, name, m) = self.map_out::<W>("fetch", pos.len)?;
+        if m > 0 {
+            launch!(
+                self,
+                name,
+                grid(pos.len),
+                &rank.s,
+                &l,
+                &n0,
+                &pos.s,
+                &m,
+                &h,
+                &n,
+                &out.s
+            );
+        }
+        Ok(out)
+    }
+
+    fn slots<W: Word>(&self, pos: &DevBuf<W>, layout: RankLayout) -> Result<DevBuf<W>> {
+        let (l, n0) = layout_args(layout);
+        let (out, name, m) = self.map_out::<W>("slots", pos.len)?;
+        if m > 0 {
+            launch!(self, name, grid(pos.len), &pos.s, &m, &l, &n0, &out.s);
+        }
+        Ok(out)
+    }
+
+    fn split_positions<W: Word>(&self, slots: &DevBuf<W>, n0: u64) -> Result<DevBuf<W>> {
+        let (out, name, m) = self.map_out::<W>("split_positions", slots.len)?;
+        if m > 0 {
+            launch!(self, name, grid(slots.len), &slots.s, &m, &n0, &out.s);
+        }
+        Ok(out)
+    }
+
+    fn head_values<W: Word>(
+        &self,
+        heads: &DevBuf<u8>,
+        base: &DevBuf<W>,
+        add: u64,
+    ) -> Result<DevBuf<W>> {
+        let (out, name, m) = self.map_out::<W>("head_values", heads.len)?;
+        if m > 0 {
+            launch!(
+                self,
+                name,
+                grid(heads.len),
+                &heads.s,
+                &base.s,
+                &m,
+                &add,
+                &out.s
+            );
+        }
+        Ok(out)
+    }
+
+    fn add_flags<W: Word>(&self, x: &mut DevBuf<W>, flags: &DevBuf<u8>) -> Result<()> {
+        let m = x.len as u64;
+        if m > 0 {
+            launch!(
+                self,
+                format!("add_flags_{}", W::CU),
+                grid(x.len),
+                &mut x.s,
+                &flags.s,
+                &m
+            );
+        }
+        Ok(())
+    }
+
+    fn sub_const<W: Word>(&self, x: &mut DevBuf<W>, sub: u64) -> Result<()> {
+        let m = x.len as u64;
+        if m > 0 {
+            launch!(
+                self,
+                format!("sub_const_{}", W::CU),
+                grid(x.len),
+                &mut x.s,
+                &m,
+                &sub
+            );
+        }
+        Ok(())
+    }
+
+    fn widen<W: Word>(&self, flags: &DevBuf<u8>) -> Result<DevBuf<W>> {
+        let (out, name, m) = self.map_out::<W>("widen", flags.len)?;
+        if m > 0 {
+            launch!(self, name, grid(flags.len), &flags.s, &m, &out.s);
+        }
+        Ok(out)
+    }
+
+    fn unsorted(&self, heads: &DevBuf<u8>) -> Result<DevBuf<u8>> {
+        let out = self.alloc::<u8>(heads.len)?;
+        let m = heads.len as u64;
+        if m > 0 {
+            launch!(
+                self,
+                "unsorted_flags".into(),
+                grid(heads.len),
+                &heads.s,
+                &m,
+                &out.s
+            );
+        }
+        Ok(out)
+    }
+
+    fn segment_lengths<W: Word>(&self, heads: &DevBuf<u8>) -> Result<DevBuf<W>> {
+        let m = heads.len;
+        let mut ids: DevBuf<W> = self.widen(heads)?;
+        self.scan(&mut ids.s, m, true)?;
+        let starts: DevBuf<W> = self.compact_index(heads)?;
+        let (out, name, m64) = self.map_out::<W>("segment_lengths", m)?;
+        let g = starts.len as u64;
+        if m > 0 {
+            launch!(self, name, grid(m), &ids.s, &starts.s, &g, &m64, &out.s);
+        }
+        Ok(out)
+    }
+
+    fn in_range<W: Word>(&self, x: &DevBuf<W>, lo: u64, hi: u64) -> Result<DevBuf<u8>> {
+        let out = self.alloc::<u8>(x.len)?;
+        let m = x.len as u64;
+        if m > 0 {
+            launch!(
+                self,
+                format!("in_range_{}", W::CU),
+                grid(x.len),
+                &x.s,
+                &m,
+                &lo,
+                &hi,
+                &out.s
+            );
+        }
+        Ok(out)
+    }
+
+    fn mod3_is<W: Word>(&self, x: &DevBuf<W>, r: u64) -> Result<DevBuf<u8>> {
+        let out = self.alloc::<u8>(x.len)?;
+        let m = x.len as u64;
+        if m > 0 {
+            launch!(
+                self,
+                format!("mod3_is_{}", W::CU),
+                grid(x.len),
+                &x.s,
+                &m,
+                &r,
+                &out.s
+            );
+        }
+        Ok(out)
+    }
+}
