@@ -1,0 +1,556 @@
+//! The GPU: kernels compile (NVRTC, no device needed), and, on a machine with
+//! a device, every step and algorithm of the CUDA backend equals the CPU
+//! backend's on random inputs of many sizes.
+//!
+//! Without NVRTC the compile test prints that it was skipped, unless
+//! `FMALIGN_REQUIRE_NVRTC` is set (CI sets it after installing NVRTC from
+//! PyPI): then it fails. Without a device the comparison tests print that
+//! they were skipped; scripts/gpu-check.sh runs them on the GPU machine.
+
+use fmalign::gpu;
+
+/// Prints a skip notice past libtest's output capture (which only takes
+/// `print!`/`eprint!`), so that a skipped test is seen even when it passes.
+fn skip(msg: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED {msg}");
+}
+
+/// Every kernel name the CUDA backend can ask for (src/sa/cuda.rs).
+fn expected_kernels() -> Vec<String> {
+    let mut k: Vec<String> = [
+        "pack_text",
+        "unsorted_flags",
+        "flag_tiles",
+        "compact_u8",
+        "compact_u32",
+        "compact_u64",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for w in ["u32", "u64"] {
+        for name in [
+            "iota_from",
+            "iota_mod3",
+            "fill",
+            "head_index",
+            "head_values",
+            "scatter_slots",
+            "symbols",
+            "fetch",
+            "slots",
+            "split_positions",
+            "add_flags",
+            "sub_const",
+            "widen",
+            "in_range",
+            "mod3_is",
+            "text_heads",
+            "segment_lengths",
+            "head_flags",
+            "scan_tiles",
+            "scan_apply",
+            "segscan_tiles",
+            "segscan_apply",
+            "compact_index",
+            "radix_hist",
+            "merge_asc",
+            "merge_dc3",
+            "find_zero",
+            "occ_lines",
+            "sample_sa",
+        ] {
+            k.push(format!("{name}_{w}"));
+        }
+        for v in ["u32", "u64"] {
+            k.push(format!("text_keys_{w}_{v}"));
+        }
+        for v in ["u8", "u32", "u64"] {
+            k.push(format!("radix_scatter_{w}_{v}"));
+            k.push(format!("gather_{v}_{w}"));
+            k.push(format!("scatter_{v}_{w}"));
+        }
+    }
+    k
+}
+
+#[test]
+fn kernels_compile_for_sm_90() {
+    if !gpu::nvrtc_present() {
+        let msg = "NVRTC not found (libnvrtc.so.13 not in LD_LIBRARY_PATH)";
+        if std::env::var_os("FMALIGN_REQUIRE_NVRTC").is_some() {
+            panic!("{msg}, but FMALIGN_REQUIRE_NVRTC is set");
+        }
+        skip(&format!("kernels_compile_for_sm_90: {msg}"));
+        return;
+    }
+    let mut entries = Vec::new();
+    for &(module, src) in gpu::SOURCES {
+        let c = gpu::compile(module, src, "sm_90", false);
+        match c.result {
+            Ok(ptx) => {
+                for line in ptx.lines() {
+                    if let Some(rest) = line.split(".entry ").nth(1) {
+                        entries.push(rest.trim_end_matches('(').trim().to_string());
+                    }
+                }
+            }
+            Err(log) => panic!("gpu/{module}.cu does not compile for sm_90:\n{log}"),
+        }
+    }
+    for k in expected_kernels() {
+        assert!(entries.contains(&k), "kernel {k} missing from gpu/");
+    }
+}
+
+#[test]
+fn a_kernel_that_does_not_compile_is_reported() {
+    if !gpu::nvrtc_present() {
+        skip("a_kernel_that_does_not_compile_is_reported: NVRTC not found");
+        return;
+    }
+    let c = gpu::compile(
+        "broken",
+        "extern \"C\" __global__ void k(u32* x) { x[0] = undefined_name; }",
+        "sm_90",
+        false,
+    );
+    let log = c.result.expect_err("a broken kernel compiled");
+    assert!(log.contains("undefined_name"), "log: {log}");
+}
+
+#[test]
+fn gpu_info_exits_zero_without_a_device() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fmalign"))
+        .arg("gpu-info")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "gpu-info failed: {text}");
+    match gpu::probe().why_not() {
+        Some(why) => assert!(text.contains(&format!("gpu: none: {why}")), "{text}"),
+        None => assert!(text.contains("device 0:"), "{text}"),
+    }
+    if gpu::nvrtc_present() {
+        let n = gpu::SOURCES.len();
+        assert!(
+            text.contains(&format!("kernels: {n} of {n} compiled (sm_90)")),
+            "{text}"
+        );
+    }
+}
+
+#[cfg(feature = "gpu")]
+mod device {
+    //! Differential tests: CUDA backend against the CPU backend.
+
+    use fmalign::sa::cpu::Cpu;
+    use fmalign::sa::cuda::Cuda;
+    use fmalign::sa::steps::{Backend, Elem, Iota, Order, RankLayout, Word};
+    use fmalign::sa::{self, SaAlgorithm};
+
+    #[track_caller]
+    fn cuda() -> Option<Cuda> {
+        if let Some(why) = fmalign::gpu::probe().why_not() {
+            let at = std::panic::Location::caller();
+            super::skip(&format!(
+                "GPU test at {}:{} (no GPU: {why})",
+                at.file(),
+                at.line()
+            ));
+            return None;
+        }
+        Some(Cuda::open().expect("the probe found a device, but it does not open"))
+    }
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            let mut x = self.0;
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            self.0 = x;
+            x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n.max(1)
+        }
+    }
+
+    trait Gen: Elem {
+        fn make(x: u64) -> Self;
+    }
+    impl Gen for u8 {
+        fn make(x: u64) -> u8 {
+            x as u8
+        }
+    }
+    impl Gen for u32 {
+        fn make(x: u64) -> u32 {
+            x as u32
+        }
+    }
+    impl Gen for u64 {
+        fn make(x: u64) -> u64 {
+            x
+        }
+    }
+
+    fn sizes() -> Vec<usize> {
+        vec![
+            0, 1, 2, 3, 31, 32, 33, 255, 256, 257, 2047, 2048, 2049, 4095, 4096, 4097, 8193,
+            65_537, 1_000_003, 4_194_309,
+        ]
+    }
+
+    fn rand_vec<T: Gen>(r: &mut Rng, n: usize, bits: u32) -> Vec<T> {
+        (0..n)
+            .map(|_| {
+                T::make(if bits >= 64 {
+                    r.next()
+                } else {
+                    r.next() >> (64 - bits)
+                })
+            })
+            .collect()
+    }
+
+    fn flags(r: &mut Rng, n: usize, den: u64) -> Vec<u8> {
+        (0..n).map(|_| u8::from(r.below(den) == 0)).collect()
+    }
+
+    fn up<B: Backend, T: Elem>(b: &B, v: &[T]) -> B::Buf<T> {
+        b.upload(v.to_vec()).unwrap()
+    }
+
+    fn down<B: Backend, T: Elem>(b: &B, x: B::Buf<T>) -> Vec<T> {
+        b.download(x).unwrap()
+    }
+
+    fn radix_case<K: Word + Gen, V: Gen>(g: &Cuda, r: &mut Rng, n: usize, bits: u32) {
+        let keys: Vec<K> = rand_vec(r, n, bits);
+        let vals: Vec<V> = rand_vec(r, n, 64);
+        let (mut ck, mut cv) = (keys.clone(), vals.clone());
+        Cpu.radix_sort_pairs(&mut ck, &mut cv, bits).unwrap();
+        let (mut gk, mut gv) = (up(g, &keys), up(g, &vals));
+        g.radix_sort_pairs(&mut gk, &mut gv, bits).unwrap();
+        assert_eq!(down(g, gk), ck, "radix keys n={n} bits={bits}");
+        assert_eq!(down(g, gv), cv, "radix vals n={n} bits={bits}");
+    }
+
+    #[test]
+    fn radix_sort_matches_cpu() {
+        let Some(g) = cuda() else { return };
+        let mut r = Rng(7);
+        for n in sizes() {
+            for bits in [1, 3, 8, 11, 17, 32] {
+                radix_case::<u32, u32>(&g, &mut r, n, bits);
+            }
+            for bits in [5, 40, 59, 64] {
+                radix_case::<u64, u32>(&g, &mut r, n, bits);
+                radix_case::<u64, u64>(&g, &mut r, n, bits);
+            }
+            radix_case::<u32, u8>(&g, &mut r, n, 16);
+            radix_case::<u64, u8>(&g, &mut r, n, 16);
+            radix_case::<u32, u64>(&g, &mut r, n, 32);
+        }
+    }
+
+    fn scan_case<W: Word + Gen>(g: &Cuda, r: &mut Rng, n: usize) {
+        let x: Vec<W> = rand_vec(r, n, W::BITS);
+        let mut c = x.clone();
+        let ct = Cpu.exclusive_scan(&mut c).unwrap();
+        let mut d = up(g, &x);
+        let gt = g.exclusive_scan(&mut d).unwrap();
+        assert_eq!((down(g, d), gt), (c, ct), "exclusive scan n={n}");
+        for den in [1, 2, 50, 5000, u64::MAX] {
+            let heads = flags(r, n, den);
+            let mut c = x.clone();
+            Cpu.segmented_scan(&mut c, &heads).unwrap();
+            let mut d = up(g, &x);
+            g.segmented_scan(&mut d, &up(g, &heads)).unwrap();
+            assert_eq!(down(g, d), c, "segmented scan n={n} den={den}");
+        }
+    }
+
+    #[test]
+    fn scans_match_cpu() {
+        let Some(g) = cuda() else { return };
+        let mut r = Rng(11);
+        for n in sizes() {
+            scan_case::<u32>(&g, &mut r, n);
+            scan_case::<u64>(&g, &mut r, n);
+        }
+    }
+
+    fn compact_case<T: Gen>(g: &Cuda, r: &mut Rng, n: usize, den: u64) {
+        let x: Vec<T> = rand_vec(r, n, 64);
+        let keep = flags(r, n, den);
+        let (dx, dk) = (up(g, &x), up(g, &keep));
+        assert_eq!(
+            down(g, g.compact(&dx, &dk).unwrap()),
+            Cpu.compact(&x, &keep).unwrap()
+        );
+        assert_eq!(g.count(&dk).unwrap(), Cpu.count(&keep).unwrap());
+        let ci: Vec<u32> = Cpu.compact_index(&keep).unwrap();
+        assert_eq!(down(g, g.compact_index::<u32>(&dk).unwrap()), ci);
+    }
+
+    #[test]
+    fn compact_gather_scatter_match_cpu() {
+        let Some(g) = cuda() else { return };
+        let mut r = Rng(13);
+        for n in sizes() {
+            for den in [1, 2, 7, 1000, u64::MAX] {
+                compact_case::<u8>(&g, &mut r, n, den);
+                compact_case::<u32>(&g, &mut r, n, den);
+                compact_case::<u64>(&g, &mut r, n, den);
+            }
+            let src: Vec<u64> = rand_vec(&mut r, n, 64);
+            let mut perm: Vec<u32> = (0..n as u32).collect();
+            for i in (1..n).rev() {
+                perm.swap(i, r.below(i as u64 + 1) as usize);
+            }
+            let (ds, dp) = (up(&g, &src), up(&g, &perm));
+            assert_eq!(
+                down(&g, g.gather(&ds, &dp).unwrap()),
+                Cpu.gather(&src, &perm).unwrap()
+            );
+            let mut cdst = vec![0u64; n];
+            Cpu.scatter(&src, &perm, &mut cdst).unwrap();
+            let mut gdst = g.zeros::<u64>(n).unwrap();
+            g.scatter(&ds, &dp, &mut gdst).unwrap();
+            assert_eq!(down(&g, gdst), cdst, "scatter n={n}");
+        }
+    }
+
+    #[test]
+    fn maps_match_cpu() {
+        let Some(g) = cuda() else { return };
+        let mut r = Rng(17);
+        for n in sizes() {
+            let text: Vec<u8> = (0..n).map(|_| r.below(4) as u8).collect();
+            let cp = Cpu.pack_text(&text).unwrap();
+            let gp = g.pack_text(&text).unwrap();
+            assert_eq!(down(&g, g.copy(&gp).unwrap()), cp, "pack n={n}");
+            let nn = n as u64;
+            let pos: Vec<u32> = (0..n as u32).rev().collect();
+            let dpos = up(&g, &pos);
+            for k in [1, 12, 27] {
+                let ck: Vec<u64> = Cpu.text_keys(&cp, nn, &pos, k).unwrap();
+                assert_eq!(
+                    down(&g, g.text_keys::<u64, u32>(&gp, nn, &dpos, k).unwrap()),
+                    ck
+                );
+                assert_eq!(
+                    down(&g, g.text_heads(&gp, nn, &dpos, k).unwrap()),
+                    Cpu.text_heads(&cp, nn, &pos, k).unwrap()
+                );
+            }
+            let mut cpos: Vec<u32> = (0..n as u32).collect();
+            let ch = Cpu.sort_suffixes(&cp, nn, &mut cpos, 27).unwrap();
+            let mut gpos = up(&g, &(0..n as u32).collect::<Vec<_>>());
+            let gh = g.sort_suffixes(&gp, nn, &mut gpos, 27).unwrap();
+            assert_eq!(
+                (down(&g, gpos), down(&g, gh)),
+                (cpos, ch),
+                "sort_suffixes n={n}"
+            );
+            let heads = flags(&mut r, n, 5);
+            let dh = up(&g, &heads);
+            assert_eq!(
+                down(&g, g.unsorted(&dh).unwrap()),
+                Cpu.unsorted(&heads).unwrap()
+            );
+            let cl: Vec<u32> = Cpu.segment_lengths(&heads).unwrap();
+            if heads.first() == Some(&1) {
+                assert_eq!(down(&g, g.segment_lengths::<u32>(&dh).unwrap()), cl);
+            }
+            let ci: Vec<u64> = Cpu.head_index(&heads, 3).unwrap();
+            assert_eq!(down(&g, g.head_index::<u64>(&dh, 3).unwrap()), ci);
+            let x: Vec<u32> = rand_vec(&mut r, n, 20);
+            let dx = up(&g, &x);
+            assert_eq!(
+                down(&g, g.head_flags(&dx, Some(&dh)).unwrap()),
+                Cpu.head_flags(&x, Some(&heads)).unwrap()
+            );
+            assert_eq!(
+                down(&g, g.head_flags(&dx, None).unwrap()),
+                Cpu.head_flags(&x, None).unwrap()
+            );
+            assert_eq!(
+                down(&g, g.in_range(&dx, 100, 1 << 19).unwrap()),
+                Cpu.in_range(&x, 100, 1 << 19).unwrap()
+            );
+            assert_eq!(
+                down(&g, g.mod3_is(&dx, 2).unwrap()),
+                Cpu.mod3_is(&x, 2).unwrap()
+            );
+            let cw: Vec<u64> = Cpu.widen(&heads).unwrap();
+            assert_eq!(down(&g, g.widen::<u64>(&dh).unwrap()), cw);
+            let mut cx = x.clone();
+            Cpu.add_flags(&mut cx, &heads).unwrap();
+            Cpu.sub_const(&mut cx, 5).unwrap();
+            let mut gx = up(&g, &x);
+            g.add_flags(&mut gx, &dh).unwrap();
+            g.sub_const(&mut gx, 5).unwrap();
+            assert_eq!(down(&g, gx), cx);
+            assert_eq!(
+                down(&g, g.head_values(&dh, &dx, 1).unwrap()),
+                Cpu.head_values(&heads, &x, 1).unwrap()
+            );
+            for seq in [Iota::From(5), Iota::Mod3NonZero] {
+                let c: Vec<u32> = Cpu.iota(n, seq).unwrap();
+                assert_eq!(down(&g, g.iota::<u32>(n, seq).unwrap()), c);
+            }
+            assert_eq!(
+                down(&g, g.fill::<u64>(n, 9).unwrap()),
+                Cpu.fill::<u64>(n, 9).unwrap()
+            );
+            let cs: Vec<u32> = Cpu.symbols(&cp, nn).unwrap();
+            assert_eq!(down(&g, g.symbols::<u32>(&gp, nn).unwrap()), cs);
+            // Rank layouts: positions p % 3 != 0 of a text of n bases.
+            let m3: Vec<u32> = Cpu.iota(n - n / 3, Iota::Mod3NonZero).unwrap();
+            let m3: Vec<u32> = m3.into_iter().filter(|&p| (p as usize) < n).collect();
+            let n0 = nn.div_ceil(3);
+            for layout in [RankLayout::Interleaved, RankLayout::Split { n0 }] {
+                let dm = up(&g, &m3);
+                assert_eq!(
+                    down(&g, g.slots(&dm, layout).unwrap()),
+                    Cpu.slots(&m3, layout).unwrap()
+                );
+                let ranks: Vec<u32> = rand_vec(&mut r, 2 * n0 as usize + 2, 32);
+                let dr = up(&g, &ranks);
+                for h in [1, 2, 3, 27] {
+                    assert_eq!(
+                        down(&g, g.fetch(&dr, layout, &dm, h, nn).unwrap()),
+                        Cpu.fetch(&ranks, layout, &m3, h, nn).unwrap(),
+                        "fetch n={n} h={h} {layout:?}"
+                    );
+                }
+                let mut cd = vec![0u32; 2 * n0 as usize + 2];
+                Cpu.scatter_slots(&m3, &m3, layout, &mut cd).unwrap();
+                let mut gd = g.zeros::<u32>(2 * n0 as usize + 2).unwrap();
+                g.scatter_slots(&dm, &dm, layout, &mut gd).unwrap();
+                assert_eq!(down(&g, gd), cd);
+            }
+            let sl: Vec<u32> = (0..(2 * n0) as u32).collect();
+            assert_eq!(
+                down(&g, g.split_positions(&up(&g, &sl), n0).unwrap()),
+                Cpu.split_positions(&sl, n0).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn segmented_sort_matches_cpu() {
+        let Some(g) = cuda() else { return };
+        let mut r = Rng(19);
+        for n in sizes() {
+            // Values ascend within segments, as in the algorithms (see cuda.rs).
+            let vals: Vec<u32> = (0..n as u32).collect();
+            for (what, heads) in [
+                (
+                    "one segment",
+                    (0..n).map(|i| u8::from(i == 0)).collect::<Vec<u8>>(),
+                ),
+                ("singletons", vec![1u8; n]),
+                ("random", {
+                    let mut h = flags(&mut r, n, 40);
+                    if let Some(f) = h.first_mut() {
+                        *f = 1;
+                    }
+                    h
+                }),
+            ] {
+                for bits in [2, 32] {
+                    let keys: Vec<u32> = rand_vec(&mut r, n, bits);
+                    let (mut ck, mut cv) = (keys.clone(), vals.clone());
+                    Cpu.segmented_sort(&heads, &mut ck, &mut cv, 4096).unwrap();
+                    let (mut gk, mut gv) = (up(&g, &keys), up(&g, &vals));
+                    g.segmented_sort(&up(&g, &heads), &mut gk, &mut gv, 4096)
+                        .unwrap();
+                    assert_eq!(down(&g, gk), ck, "segmented sort keys n={n} {what}");
+                    assert_eq!(down(&g, gv), cv, "segmented sort vals n={n} {what}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn merge_matches_cpu() {
+        let Some(g) = cuda() else { return };
+        let mut r = Rng(23);
+        for n in sizes() {
+            let split = r.below(n as u64 + 1) as usize;
+            let mut a: Vec<u32> = rand_vec(&mut r, split, 12);
+            let mut b: Vec<u32> = rand_vec(&mut r, n - split, 12);
+            a.sort();
+            b.sort();
+            let c = Cpu.merge(&a, &b, &Order::Ascending).unwrap();
+            let d = g
+                .merge(&up(&g, &a), &up(&g, &b), &Order::Ascending)
+                .unwrap();
+            assert_eq!(down(&g, d), c, "merge n={n}");
+        }
+    }
+
+    fn texts() -> Vec<(String, Vec<u8>)> {
+        let mut r = Rng(29);
+        let mut t = Vec::new();
+        for n in [2usize, 3, 4, 5, 100, 4097, 100_003, 1_000_000] {
+            t.push((
+                format!("random {n}"),
+                (0..n).map(|_| r.below(4) as u8).collect(),
+            ));
+        }
+        t.push(("all A 200000".into(), vec![0u8; 200_000]));
+        let unit: Vec<u8> = (0..171).map(|_| r.below(4) as u8).collect();
+        t.push((
+            "tandem 171 x 2000".into(),
+            unit.iter().copied().cycle().take(342_000).collect(),
+        ));
+        for name in ["lambda_virus.fa", "human_chrM_NC_012920.fa"] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../shared/data")
+                .join(name);
+            if let Ok(r) = fmalign::reference::read_fasta(&path) {
+                t.push((name.into(), r.text));
+            }
+        }
+        t
+    }
+
+    #[test]
+    fn algorithms_match_cpu() {
+        let Some(g) = cuda() else { return };
+        for (what, text) in texts() {
+            let n = text.len() as u64;
+            let want: Vec<u64> = sa::build::<u32>(&text, SaAlgorithm::Libsais, 2)
+                .unwrap()
+                .as_slice()
+                .iter()
+                .map(|&p| u64::from(p))
+                .collect();
+            let gp = g.pack_text(&text).unwrap();
+            for algo in [SaAlgorithm::Hybrid, SaAlgorithm::Skew, SaAlgorithm::Ls] {
+                let got: Vec<u32> = down(
+                    &g,
+                    match algo {
+                        SaAlgorithm::Hybrid => sa::hybrid::build(&g, &gp, n, &mut |_| ()),
+                        SaAlgorithm::Skew => sa::skew::build(&g, &gp, n, &mut |_| ()),
+                        _ => sa::ls::build(&g, &gp, n, &mut |_| ()),
+                    }
+                    .unwrap(),
+                );
+                let got: Vec<u64> = got.into_iter().map(u64::from).collect();
+                assert!(
+                    got == want,
+                    "{what}: {algo:?} on the GPU differs from libsais"
+                );
+            }
+        }
+    }
+}
