@@ -36,9 +36,14 @@ extern "C" __global__ void unsorted_flags(const u8* heads, u64 n, u8* out) {
                                                u64 add, W* out) {                         \
         GRID_STRIDE(i, n) out[i] = heads[i] ? (W)((u64)base[i] + add) : (W)0;            \
     }                                                                                     \
+    /* Writes outside dst (dn elements) are dropped: a bug upstream must not      */      \
+    /* become a wild write (the CPU asserts instead).                              */      \
     extern "C" __global__ void scatter_slots_##W(const W* src, const W* pos, u64 m,      \
-                                                 u32 layout, u64 n0, W* dst) {            \
-        GRID_STRIDE(i, m) dst[slot_of((u64)pos[i], layout, n0)] = src[i];                 \
+                                                 u32 layout, u64 n0, W* dst, u64 dn) {    \
+        GRID_STRIDE(i, m) {                                                               \
+            u64 s = slot_of((u64)pos[i], layout, n0);                                     \
+            if (s < dn) dst[s] = src[i];                                                  \
+        }                                                                                 \
     }                                                                                     \
     extern "C" __global__ void symbols_##W(const u64* packed, u64 n, W* out) {           \
         GRID_STRIDE(i, n) out[i] = (W)(base_at(packed, i) + 1);                           \
@@ -83,14 +88,16 @@ extern "C" __global__ void unsorted_flags(const u8* heads, u64 n, u8* out) {
                                    text_key(packed, n, pos[i - 1], k, lbits);             \
         }                                                                                 \
     }                                                                                     \
-    /* Segment lengths from ids (inclusive scan of the heads, 1-based) and the      */   \
-    /* head indices `starts` (g of them).                                            */   \
+    /* Segment lengths from ids (inclusive scan of the heads: heads at or before */      \
+    /* i) and the head indices `starts` (g of them). Index 0 always starts a      */      \
+    /* segment, head or not (as on the CPU).                                      */      \
     extern "C" __global__ void segment_lengths_##W(const W* ids, const W* starts, u64 g, \
                                                    u64 m, W* out) {                       \
         GRID_STRIDE(i, m) {                                                               \
-            u64 s = (u64)ids[i] - 1;                                                      \
-            u64 end = s + 1 < g ? (u64)starts[s + 1] : m;                                 \
-            out[i] = (W)(end - (u64)starts[s]);                                           \
+            u64 id = (u64)ids[i];                                                         \
+            u64 start = id == 0 ? 0 : (u64)starts[id - 1];                                \
+            u64 end = id < g ? (u64)starts[id] : m;                                       \
+            out[i] = (W)(end - start);                                                    \
         }                                                                                 \
     }                                                                                     \
     extern "C" __global__ void head_flags_##W(const W* keys, const u8* orf, u64 m,       \
@@ -121,8 +128,8 @@ TEXT_KEYS(u64, u64)
         GRID_STRIDE(i, m) out[i] = src[idx[i]];                                           \
     }                                                                                     \
     extern "C" __global__ void scatter_##T##_##I(const T* src, const I* idx, u64 m,      \
-                                                 T* dst) {                                \
-        GRID_STRIDE(i, m) dst[idx[i]] = src[i];                                           \
+                                                 T* dst, u64 dn) {                        \
+        GRID_STRIDE(i, m) if ((u64)idx[i] < dn) dst[idx[i]] = src[i];                     \
     }
 
 GATHER_SCATTER(u8, u32)

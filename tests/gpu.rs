@@ -513,8 +513,11 @@ mod device {
             unit.iter().copied().cycle().take(342_000).collect(),
         ));
         for name in ["lambda_virus.fa", "human_chrM_NC_012920.fa"] {
-            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../shared/data")
+            let path = std::env::var_os("FMALIGN_SHARED_DATA")
+                .map(std::path::PathBuf::from)
+                .unwrap_or_else(|| {
+                    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data")
+                })
                 .join(name);
             if let Ok(r) = fmalign::reference::read_fasta(&path) {
                 t.push((name.into(), r.text));

@@ -928,8 +928,11 @@ fn index_of_tiny_references() {
 // ---------------------------------------------------------------------------
 
 fn shared(name: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data")
+    // FMALIGN_SHARED_DATA: where scripts/gpu-check.sh carries the data to
+    // the GPU machine (the test binary runs there, away from ../shared).
+    let p = std::env::var_os("FMALIGN_SHARED_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data"))
         .join(name);
     if p.exists() {
         return Some(p);

@@ -146,7 +146,7 @@ impl Cuda {
             return Ok(0);
         }
         let tiles = n.div_ceil(TILE);
-        let sums = self.alloc::<u64>(tiles)?;
+        let mut sums = self.alloc::<u64>(tiles)?;
         let n64 = n as u64;
         launch!(
             self,
@@ -154,7 +154,7 @@ impl Cuda {
             tiles_cfg(tiles),
             &*x,
             &n64,
-            &sums.s
+            &mut sums.s
         );
         let (carry, total) = self.carry(&sums)?;
         let inc = u32::from(inclusive);
@@ -173,7 +173,7 @@ impl Cuda {
     /// Kept elements per tile, scanned: (write offset per tile, total kept).
     fn keep_offsets(&self, keep: &DevBuf<u8>) -> Result<(DevBuf<u64>, u64)> {
         let tiles = keep.len.div_ceil(TILE).max(1);
-        let counts = self.alloc::<u64>(tiles)?;
+        let mut counts = self.alloc::<u64>(tiles)?;
         let n = keep.len as u64;
         if keep.len > 0 {
             launch!(
@@ -182,7 +182,7 @@ impl Cuda {
                 tiles_cfg(tiles),
                 &keep.s,
                 &n,
-                &counts.s
+                &mut counts.s
             );
         }
         self.carry(&counts)
@@ -216,7 +216,7 @@ impl Cuda {
                 &shift,
                 &width,
                 &t64,
-                &counts.s
+                &mut counts.s
             );
             self.scan::<u64>(&mut counts.s, (1usize << width) * tiles, false)?;
             launch!(
@@ -254,7 +254,7 @@ impl Cuda {
         sample_shift: u32,
     ) -> Result<(u64, Vec<u64>, Vec<W>)> {
         let n = sa.len as u64;
-        let zero = self.alloc::<u64>(1)?;
+        let mut zero = self.alloc::<u64>(1)?;
         if n > 0 {
             launch!(
                 self,
@@ -262,12 +262,12 @@ impl Cuda {
                 grid(sa.len),
                 &sa.s,
                 &n,
-                &zero.s
+                &mut zero.s
             );
         }
         let primary = if n == 0 { 0 } else { 1 + self.host(&zero)?[0] };
         let lines = n / crate::fm::LINE_BASES + 1;
-        let occ = self.alloc::<u64>(8 * lines as usize)?;
+        let mut occ = self.alloc::<u64>(8 * lines as usize)?;
         launch!(
             self,
             format!("occ_lines_{}", W::CU),
@@ -277,10 +277,10 @@ impl Cuda {
             &n,
             &primary,
             &lines,
-            &occ.s
+            &mut occ.s
         );
         let samples = (n >> sample_shift) + 1;
-        let ssa = self.alloc::<W>(samples as usize)?;
+        let mut ssa = self.alloc::<W>(samples as usize)?;
         launch!(
             self,
             format!("sample_sa_{}", W::CU),
@@ -289,7 +289,7 @@ impl Cuda {
             &n,
             &sample_shift,
             &samples,
-            &ssa.s
+            &mut ssa.s
         );
         Ok((primary, self.host(&occ)?, self.host(&ssa)?))
     }
@@ -369,8 +369,8 @@ impl Backend for Cuda {
             return Ok(());
         }
         let tiles = n.div_ceil(TILE);
-        let sums = self.alloc::<u64>(tiles)?;
-        let flags = self.alloc::<u8>(tiles)?;
+        let mut sums = self.alloc::<u64>(tiles)?;
+        let mut flags = self.alloc::<u8>(tiles)?;
         let n64 = n as u64;
         launch!(
             self,
@@ -379,8 +379,8 @@ impl Backend for Cuda {
             &x.s,
             &heads.s,
             &n64,
-            &sums.s,
-            &flags.s
+            &mut sums.s,
+            &mut flags.s
         );
         let (s, f) = (self.host(&sums)?, self.host(&flags)?);
         let mut carry = Vec::with_capacity(tiles);
@@ -405,7 +405,7 @@ impl Backend for Cuda {
     fn compact<T: Elem>(&self, x: &DevBuf<T>, keep: &DevBuf<u8>) -> Result<DevBuf<T>> {
         assert_eq!(x.len, keep.len, "compact: lengths differ");
         let (offsets, total) = self.keep_offsets(keep)?;
-        let out = self.alloc::<T>(total as usize)?;
+        let mut out = self.alloc::<T>(total as usize)?;
         if total > 0 {
             let n = x.len as u64;
             launch!(
@@ -416,14 +416,14 @@ impl Backend for Cuda {
                 &keep.s,
                 &n,
                 &offsets.s,
-                &out.s
+                &mut out.s
             );
         }
         Ok(out)
     }
 
     fn gather<T: Elem, I: Word>(&self, src: &DevBuf<T>, idx: &DevBuf<I>) -> Result<DevBuf<T>> {
-        let out = self.alloc::<T>(idx.len)?;
+        let mut out = self.alloc::<T>(idx.len)?;
         let m = idx.len as u64;
         if m > 0 {
             launch!(
@@ -433,7 +433,7 @@ impl Backend for Cuda {
                 &src.s,
                 &idx.s,
                 &m,
-                &out.s
+                &mut out.s
             );
         }
         Ok(out)
@@ -445,7 +445,7 @@ impl Backend for Cuda {
         idx: &DevBuf<I>,
         dst: &mut DevBuf<T>,
     ) -> Result<()> {
-        let m = idx.len as u64;
+        let (m, dn) = (idx.len as u64, dst.len as u64);
         if m > 0 {
             launch!(
                 self,
@@ -454,22 +454,23 @@ impl Backend for Cuda {
                 &src.s,
                 &idx.s,
                 &m,
-                &mut dst.s
+                &mut dst.s,
+                &dn
             );
         }
         Ok(())
     }
 
     fn head_flags<K: Word>(&self, keys: &DevBuf<K>, or: Option<&DevBuf<u8>>) -> Result<DevBuf<u8>> {
-        let out = self.alloc::<u8>(keys.len)?;
+        let mut out = self.alloc::<u8>(keys.len)?;
         let m = keys.len as u64;
         if m > 0 {
             let name = format!("head_flags_{}", K::CU);
             match or {
-                Some(o) => launch!(self, name, grid(keys.len), &keys.s, &o.s, &m, &out.s),
+                Some(o) => launch!(self, name, grid(keys.len), &keys.s, &o.s, &m, &mut out.s),
                 None => {
                     let null = 0u64;
-                    launch!(self, name, grid(keys.len), &keys.s, &null, &m, &out.s)
+                    launch!(self, name, grid(keys.len), &keys.s, &null, &m, &mut out.s)
                 }
             }
         }
@@ -510,7 +511,7 @@ impl Backend for Cuda {
         order: &Order<'_, Self, W>,
     ) -> Result<DevBuf<W>> {
         let total = a.len + b.len;
-        let out = self.alloc::<W>(total)?;
+        let mut out = self.alloc::<W>(total)?;
         if total == 0 {
             return Ok(out);
         }
@@ -532,7 +533,7 @@ impl Backend for Cuda {
                     &na,
                     &b.s,
                     &nb,
-                    &out.s
+                    &mut out.s
                 );
             }
             Order::Dc3 {
@@ -547,11 +548,11 @@ impl Backend for Cuda {
                 match text {
                     Chars::Packed(p) => launch!(
                         self, name, cfg, &a.s, &na, &b.s, &nb, &p.s, &null, n, &rank.s, &l, &n0,
-                        &out.s
+                        &mut out.s
                     ),
                     Chars::Symbols(sy) => launch!(
                         self, name, cfg, &a.s, &na, &b.s, &nb, &null, &sy.s, n, &rank.s, &l, &n0,
-                        &out.s
+                        &mut out.s
                     ),
                 }
             }
@@ -564,7 +565,7 @@ impl Backend for Cuda {
     }
 
     fn iota<W: Word>(&self, n: usize, seq: Iota) -> Result<DevBuf<W>> {
-        let out = self.alloc::<W>(n)?;
+        let mut out = self.alloc::<W>(n)?;
         let m = n as u64;
         if n > 0 {
             match seq {
@@ -573,13 +574,19 @@ impl Backend for Cuda {
                         self,
                         format!("iota_from_{}", W::CU),
                         grid(n),
-                        &out.s,
+                        &mut out.s,
                         &m,
                         &start
                     )
                 }
                 Iota::Mod3NonZero => {
-                    launch!(self, format!("iota_mod3_{}", W::CU), grid(n), &out.s, &m)
+                    launch!(
+                        self,
+                        format!("iota_mod3_{}", W::CU),
+                        grid(n),
+                        &mut out.s,
+                        &m
+                    )
                 }
             }
         }
@@ -587,10 +594,10 @@ impl Backend for Cuda {
     }
 
     fn fill<W: Word>(&self, n: usize, value: W) -> Result<DevBuf<W>> {
-        let out = self.alloc::<W>(n)?;
+        let mut out = self.alloc::<W>(n)?;
         let (m, v) = (n as u64, value.to_u64());
         if n > 0 {
-            launch!(self, format!("fill_{}", W::CU), grid(n), &out.s, &m, &v);
+            launch!(self, format!("fill_{}", W::CU), grid(n), &mut out.s, &m, &v);
         }
         Ok(out)
     }
@@ -598,11 +605,19 @@ impl Backend for Cuda {
     fn pack_text(&self, text: &[u8]) -> Result<DevBuf<u64>> {
         let n = text.len() as u64;
         let words = text.len() / 32 + 2;
-        let out = self.alloc::<u64>(words)?;
+        let mut out = self.alloc::<u64>(words)?;
         if !text.is_empty() {
             let t = self.to_device(text)?;
             let w = words as u64;
-            launch!(self, "pack_text".into(), grid(words), &t.s, &n, &w, &out.s);
+            launch!(
+                self,
+                "pack_text".into(),
+                grid(words),
+                &t.s,
+                &n,
+                &w,
+                &mut out.s
+            );
         }
         Ok(out)
     }
@@ -619,7 +634,7 @@ impl Backend for Cuda {
             k >= 1 && 2 * k + lbits <= K::BITS,
             "text_keys: {k} characters do not fit"
         );
-        let out = self.alloc::<K>(pos.len)?;
+        let mut out = self.alloc::<K>(pos.len)?;
         let m = pos.len as u64;
         if m > 0 {
             launch!(
@@ -632,7 +647,7 @@ impl Backend for Cuda {
                 &m,
                 &k,
                 &lbits,
-                &out.s
+                &mut out.s
             );
         }
         Ok(out)
@@ -658,7 +673,7 @@ impl Backend for Cuda {
         k: u32,
     ) -> Result<DevBuf<u8>> {
         let lbits = bits_for(k as u64);
-        let out = self.alloc::<u8>(pos.len)?;
+        let mut out = self.alloc::<u8>(pos.len)?;
         let m = pos.len as u64;
         if m > 0 {
             launch!(
@@ -671,23 +686,23 @@ impl Backend for Cuda {
                 &m,
                 &k,
                 &lbits,
-                &out.s
+                &mut out.s
             );
         }
         Ok(out)
     }
 
     fn head_index<W: Word>(&self, heads: &DevBuf<u8>, add: u64) -> Result<DevBuf<W>> {
-        let (out, name, m) = self.map_out::<W>("head_index", heads.len)?;
+        let (mut out, name, m) = self.map_out::<W>("head_index", heads.len)?;
         if m > 0 {
-            launch!(self, name, grid(heads.len), &heads.s, &m, &add, &out.s);
+            launch!(self, name, grid(heads.len), &heads.s, &m, &add, &mut out.s);
         }
         Ok(out)
     }
 
     fn compact_index<W: Word>(&self, keep: &DevBuf<u8>) -> Result<DevBuf<W>> {
         let (offsets, total) = self.keep_offsets(keep)?;
-        let out = self.alloc::<W>(total as usize)?;
+        let mut out = self.alloc::<W>(total as usize)?;
         if total > 0 {
             let n = keep.len as u64;
             launch!(
@@ -697,7 +712,7 @@ impl Backend for Cuda {
                 &keep.s,
                 &n,
                 &offsets.s,
-                &out.s
+                &mut out.s
             );
         }
         Ok(out)
@@ -711,7 +726,7 @@ impl Backend for Cuda {
         dst: &mut DevBuf<W>,
     ) -> Result<()> {
         let (l, n0) = layout_args(layout);
-        let m = pos.len as u64;
+        let (m, dn) = (pos.len as u64, dst.len as u64);
         if m > 0 {
             launch!(
                 self,
@@ -722,16 +737,17 @@ impl Backend for Cuda {
                 &m,
                 &l,
                 &n0,
-                &mut dst.s
+                &mut dst.s,
+                &dn
             );
         }
         Ok(())
     }
 
     fn symbols<W: Word>(&self, packed: &DevBuf<u64>, n: u64) -> Result<DevBuf<W>> {
-        let (out, name, m) = self.map_out::<W>("symbols", n as usize)?;
+        let (mut out, name, m) = self.map_out::<W>("symbols", n as usize)?;
         if m > 0 {
-            launch!(self, name, grid(n as usize), &packed.s, &m, &out.s);
+            launch!(self, name, grid(n as usize), &packed.s, &m, &mut out.s);
         }
         Ok(out)
     }
@@ -745,7 +761,7 @@ impl Backend for Cuda {
         n: u64,
     ) -> Result<DevBuf<W>> {
         let (l, n0) = layout_args(layout);
-        let (out, name, m) = self.map_out::<W>("fetch", pos.len)?;
+        let (mut out, name, m) = self.map_out::<W>("fetch", pos.len)?;
         if m > 0 {
             launch!(
                 self,
@@ -758,7 +774,7 @@ impl Backend for Cuda {
                 &m,
                 &h,
                 &n,
-                &out.s
+                &mut out.s
             );
         }
         Ok(out)
@@ -766,17 +782,17 @@ impl Backend for Cuda {
 
     fn slots<W: Word>(&self, pos: &DevBuf<W>, layout: RankLayout) -> Result<DevBuf<W>> {
         let (l, n0) = layout_args(layout);
-        let (out, name, m) = self.map_out::<W>("slots", pos.len)?;
+        let (mut out, name, m) = self.map_out::<W>("slots", pos.len)?;
         if m > 0 {
-            launch!(self, name, grid(pos.len), &pos.s, &m, &l, &n0, &out.s);
+            launch!(self, name, grid(pos.len), &pos.s, &m, &l, &n0, &mut out.s);
         }
         Ok(out)
     }
 
     fn split_positions<W: Word>(&self, slots: &DevBuf<W>, n0: u64) -> Result<DevBuf<W>> {
-        let (out, name, m) = self.map_out::<W>("split_positions", slots.len)?;
+        let (mut out, name, m) = self.map_out::<W>("split_positions", slots.len)?;
         if m > 0 {
-            launch!(self, name, grid(slots.len), &slots.s, &m, &n0, &out.s);
+            launch!(self, name, grid(slots.len), &slots.s, &m, &n0, &mut out.s);
         }
         Ok(out)
     }
@@ -787,7 +803,7 @@ impl Backend for Cuda {
         base: &DevBuf<W>,
         add: u64,
     ) -> Result<DevBuf<W>> {
-        let (out, name, m) = self.map_out::<W>("head_values", heads.len)?;
+        let (mut out, name, m) = self.map_out::<W>("head_values", heads.len)?;
         if m > 0 {
             launch!(
                 self,
@@ -797,7 +813,7 @@ impl Backend for Cuda {
                 &base.s,
                 &m,
                 &add,
-                &out.s
+                &mut out.s
             );
         }
         Ok(out)
@@ -834,15 +850,15 @@ impl Backend for Cuda {
     }
 
     fn widen<W: Word>(&self, flags: &DevBuf<u8>) -> Result<DevBuf<W>> {
-        let (out, name, m) = self.map_out::<W>("widen", flags.len)?;
+        let (mut out, name, m) = self.map_out::<W>("widen", flags.len)?;
         if m > 0 {
-            launch!(self, name, grid(flags.len), &flags.s, &m, &out.s);
+            launch!(self, name, grid(flags.len), &flags.s, &m, &mut out.s);
         }
         Ok(out)
     }
 
     fn unsorted(&self, heads: &DevBuf<u8>) -> Result<DevBuf<u8>> {
-        let out = self.alloc::<u8>(heads.len)?;
+        let mut out = self.alloc::<u8>(heads.len)?;
         let m = heads.len as u64;
         if m > 0 {
             launch!(
@@ -851,7 +867,7 @@ impl Backend for Cuda {
                 grid(heads.len),
                 &heads.s,
                 &m,
-                &out.s
+                &mut out.s
             );
         }
         Ok(out)
@@ -862,16 +878,16 @@ impl Backend for Cuda {
         let mut ids: DevBuf<W> = self.widen(heads)?;
         self.scan(&mut ids.s, m, true)?;
         let starts: DevBuf<W> = self.compact_index(heads)?;
-        let (out, name, m64) = self.map_out::<W>("segment_lengths", m)?;
+        let (mut out, name, m64) = self.map_out::<W>("segment_lengths", m)?;
         let g = starts.len as u64;
         if m > 0 {
-            launch!(self, name, grid(m), &ids.s, &starts.s, &g, &m64, &out.s);
+            launch!(self, name, grid(m), &ids.s, &starts.s, &g, &m64, &mut out.s);
         }
         Ok(out)
     }
 
     fn in_range<W: Word>(&self, x: &DevBuf<W>, lo: u64, hi: u64) -> Result<DevBuf<u8>> {
-        let out = self.alloc::<u8>(x.len)?;
+        let mut out = self.alloc::<u8>(x.len)?;
         let m = x.len as u64;
         if m > 0 {
             launch!(
@@ -882,14 +898,14 @@ impl Backend for Cuda {
                 &m,
                 &lo,
                 &hi,
-                &out.s
+                &mut out.s
             );
         }
         Ok(out)
     }
 
     fn mod3_is<W: Word>(&self, x: &DevBuf<W>, r: u64) -> Result<DevBuf<u8>> {
-        let out = self.alloc::<u8>(x.len)?;
+        let mut out = self.alloc::<u8>(x.len)?;
         let m = x.len as u64;
         if m > 0 {
             launch!(
@@ -899,7 +915,7 @@ impl Backend for Cuda {
                 &x.s,
                 &m,
                 &r,
-                &out.s
+                &mut out.s
             );
         }
         Ok(out)

@@ -57,12 +57,17 @@ pub enum Device {
 pub const GPU_AUTO_MIN_BASES: u64 = 1 << 22;
 
 /// Device memory the GPU build needs, in bytes per base, estimated from
-/// the buffers live at its peak (the first sort of the hybrid: packed text,
-/// S12 positions and their u64 keys, the radix sort's copies of both, the
-/// rank array): `P` = 4 or 8 bytes a position.
-pub fn gpu_bytes_per_base(p: u64) -> u64 {
-    // 2/3 of the bases are S12: (pos + key + tmp pos + tmp key) + rank + 1/4.
-    (2 * (2 * p + 16) + 2 * p) / 3 + 1
+/// the buffers live at its peak, the first sort (`p` = 4 or 8 bytes a
+/// position): the positions sorted and their `u64` text keys, the radix
+/// sort's copies of both, its digit counts (1 byte a base), the rank array
+/// and the packed text. The hybrid sorts the 2n/3 suffixes of S12, ls all n;
+/// skew's first level is bounded like ls (symbols, then S12 by triples).
+/// Not measured on a GPU yet.
+pub fn gpu_bytes_per_base(p: u64, algorithm: SaAlgorithm) -> u64 {
+    match algorithm {
+        SaAlgorithm::Ls | SaAlgorithm::Skew => 3 * p + 18,
+        _ => (2 * (2 * p + 16) + 2 * p) / 3 + 2,
+    }
 }
 
 /// One round of a data-parallel algorithm, for `--stats`.
@@ -319,7 +324,7 @@ pub fn build_fm_gpu<P: Pos>(
     let n = text.len() as u64;
     let gpu = cuda::Cuda::open()?;
     let (free, _) = gpu.gpu().memory()?;
-    let need = n.saturating_mul(gpu_bytes_per_base(std::mem::size_of::<P>() as u64));
+    let need = n.saturating_mul(gpu_bytes_per_base(std::mem::size_of::<P>() as u64, algorithm));
     if need > free as u64 {
         return Err(Error::Gpu(format!(
             "{n} bases need about {need} bytes of device memory, {free} are free"

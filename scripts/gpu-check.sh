@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# GPU check: every CUDA step and algorithm against the CPU backend, then the
+# GPU benchmarks. Two halves, because the GPU machine has no cargo:
+#
+#   scripts/gpu-check.sh prepare   # here: release binary, test binaries and
+#                                  # data into gpu-carry/ (git-ignored)
+#   scripts/gpu-check.sh run       # there, from the repository root, with
+#                                  # gpu-carry carried (stripped binaries: the
+#                                  # device tool carries 64 MiB at most);
+#                                  # results under $OUT (default ./gpu-out)
+#
+# With the device tool:
+#   run(command="scripts/gpu-check.sh run", carry=["gpu-carry"], timeout_s=600)
+#
+# `run` writes: gpu-info.txt, tests.log (the differential tests, GPU against
+# CPU, and the index builds on both devices), bench.tsv (index builds: device,
+# algorithm, wall seconds, peak RSS, identical bytes or not), rounds-*.tsv
+# (--stats per round), summary.txt. QUICK=1 skips the human-scale text.
+set -uo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+CARRY=gpu-carry
+
+prepare() {
+    set -e
+    cargo build --release
+    local log
+    log=$(mktemp)
+    cargo test --release --no-run --test gpu --test sa_algorithms 2>&1 | tee "$log"
+    rm -rf "$CARRY"
+    mkdir -p "$CARRY/bin" "$CARRY/data"
+    # "Executable unittest tests/gpu.rs (target/release/deps/gpu-HASH)"
+    for t in gpu sa_algorithms; do
+        local exe
+        exe=$(sed -n "s/.*Executable .*tests\/$t\.rs (\(.*\))/\1/p" "$log" | tail -n 1)
+        cp "$exe" "$CARRY/bin/$t"
+        strip --strip-debug "$CARRY/bin/$t" || true
+    done
+    rm -f "$log"
+    local shared=../shared/data
+    cp "$shared/lambda_virus.fa" "$shared/human_chrM_NC_012920.fa" \
+        "$shared/ecoli_K12_MG1655.fa.gz" "$shared/human_GRCh37_chr20.fa.gz" "$CARRY/data/"
+    cp scripts/make-human-scale.py "$CARRY/"
+    # The test binaries name the fmalign binary by this checkout's absolute path.
+    cp target/release/fmalign "$CARRY/bin/fmalign"
+    strip "$CARRY/bin/fmalign"
+    pwd >"$CARRY/origin"
+    du -sh "$CARRY"
+}
+
+run() {
+    local out=${OUT:-gpu-out}
+    mkdir -p "$out"
+    local fm="$PWD/$CARRY/bin/fmalign"
+    local origin
+    origin=$(cat "$CARRY/origin")
+    if [ ! -e "$origin/target/release/fmalign" ]; then
+        mkdir -p "$origin/target/release"
+        ln -sf "$fm" "$origin/target/release/fmalign"
+    fi
+    # NVRTC: the CUDA image has it; look in the usual places.
+    for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
+        "$(python3 -c 'import nvidia.cuda_nvrtc, os; print(os.path.dirname(nvidia.cuda_nvrtc.__file__) + "/lib")' 2>/dev/null)" \
+        "$(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__path__[0]) + "/nvidia/cu13/lib")' 2>/dev/null)"; do
+        if [ -n "$d" ] && ls "$d"/libnvrtc.so* >/dev/null 2>&1; then
+            export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+            break
+        fi
+    done
+    export FMALIGN_CACHE="$out/kernel-cache"
+    {
+        date -u +"date: %Y-%m-%dT%H:%M:%SZ"
+        nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
+        "$fm" gpu-info 2>&1
+    } | tee "$out/gpu-info.txt"
+
+    export FMALIGN_SHARED_DATA="$PWD/$CARRY/data" FMALIGN_REQUIRE_NVRTC=1
+    {
+        echo "== tests/gpu.rs (every step and algorithm, GPU against CPU)"
+        "$CARRY/bin/gpu" --test-threads=1 2>&1
+        echo "rc=$?"
+        echo "== tests/sa_algorithms.rs (index bytes on both devices)"
+        "$CARRY/bin/sa_algorithms" --test-threads=4 2>&1
+        echo "rc=$?"
+    } | tee "$out/tests.log"
+
+    local work=/tmp/gpu-check
+    mkdir -p "$work"
+    gzip -dc "$CARRY/data/human_GRCh37_chr20.fa.gz" >"$work/chr20.fa"
+    printf 'genome\tdevice\tsa\twall_s\tpeak_rss_kb\tsame_as_cpu_libsais\tlog\n' >"$out/bench.tsv"
+    bench() { # genome fasta device sa
+        local g=$1 fa=$2 dev=$3 sa=$4
+        local idx="$work/$g.$dev.$sa.fmi"
+        local t0 t1 line
+        t0=$(date +%s.%N)
+        /usr/bin/time -f "%M" -o "$work/rss" "$fm" index -t 16 --device "$dev" --sa "$sa" \
+            --stats -p "$idx" "$fa" 2>"$work/err"
+        t1=$(date +%s.%N)
+        grep '^sa' "$work/err" >"$out/rounds-$g-$dev-$sa.tsv" || true
+        line=$(grep 'suffix array' "$work/err" | tail -n 1)
+        local same=ref
+        if [ -e "$work/$g.cpu.libsais.fmi" ] && [ "$idx" != "$work/$g.cpu.libsais.fmi" ]; then
+            cmp -s "$idx" "$work/$g.cpu.libsais.fmi" && same=yes || same=NO
+        fi
+        printf '%s\t%s\t%s\t%.3f\t%s\t%s\t%s\n' "$g" "$dev" "$sa" \
+            "$(echo "$t1 - $t0" | bc)" "$(cat "$work/rss")" "$same" "$line" | tee -a "$out/bench.tsv"
+    }
+    bench chr20 "$work/chr20.fa" cpu libsais
+    for sa in hybrid skew ls; do bench chr20 "$work/chr20.fa" gpu "$sa"; done
+    bench chr20 "$work/chr20.fa" gpu hybrid # warm kernel cache, second run
+    bench chr20 "$work/chr20.fa" cpu hybrid
+    if [ -z "${QUICK:-}" ]; then
+        python3 "$CARRY/make-human-scale.py" "$work/chr20.fa" 3100000000 "$work/human-scale.fa" \
+            >"$out/human-scale.txt" 2>&1
+        bench human-scale "$work/human-scale.fa" gpu hybrid
+        "$fm" check "$work/human-scale.gpu.hybrid.fmi" >>"$out/human-scale.txt" 2>&1
+    fi
+    {
+        echo "== summary"
+        cat "$out/gpu-info.txt"
+        grep -E '^(test result|rc=|SKIPPED|test .* FAILED)' "$out/tests.log"
+        cat "$out/bench.tsv"
+    } >"$out/summary.txt"
+    cat "$out/summary.txt"
+}
+
+case "${1:-}" in
+prepare) prepare ;;
+run) run ;;
+*)
+    echo "usage: scripts/gpu-check.sh prepare|run" >&2
+    exit 2
+    ;;
+esac
