@@ -302,6 +302,13 @@ impl Backend for Cuda {
         "cuda"
     }
 
+    fn finish(&self) -> Result<()> {
+        self.g
+            .stream
+            .synchronize()
+            .map_err(|e| gpu_err("synchronize", e))
+    }
+
     fn len<T: Elem>(&self, b: &DevBuf<T>) -> usize {
         b.len
     }

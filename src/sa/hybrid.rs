@@ -51,7 +51,6 @@ pub fn build<B: Backend, W: Word>(
     let t = Instant::now();
     let mut pos: B::Buf<W> = b.iota(m, Iota::Mod3NonZero)?;
     let heads = b.sort_suffixes(packed, n, &mut pos, KEY_CHARS)?;
-    eprintln!("T sort {:.3}", t.elapsed().as_secs_f64());
     let mut isa: B::Buf<W> = b.zeros(m)?;
     let mut work = Unsorted::first(b, &pos, heads, L, &mut isa)?;
     let mut sa12 = pos;
@@ -84,7 +83,6 @@ pub fn build<B: Backend, W: Word>(
     let mut c: B::Buf<u32> = b.text_keys(packed, n, &s0, 1)?;
     b.radix_sort_pairs(&mut c, &mut s0, 3)?;
     drop(c);
-    eprintln!("T induce {:.3}", t.elapsed().as_secs_f64());
 
     // 4. Merge.
     let order = Order::Dc3 {
@@ -94,6 +92,7 @@ pub fn build<B: Backend, W: Word>(
         layout: L,
     };
     let sa = b.merge(&s0, &sa12, &order)?;
+    b.finish()?;
     log(&Round {
         algorithm: "hybrid",
         round,

@@ -112,6 +112,7 @@ fn level<B: Backend, W: Word>(
         layout,
     };
     let sa = b.merge(&s0, &sa12, &order)?;
+    b.finish()?;
     log(&Round {
         algorithm: "skew",
         round: depth,

@@ -189,6 +189,13 @@ pub trait Backend: Sync + Sized {
     /// A short name for messages.
     fn name(&self) -> &'static str;
 
+    /// Waits until every step issued so far has finished (a GPU runs steps
+    /// asynchronously); for timing. The CPU backend's steps are finished
+    /// when they return.
+    fn finish(&self) -> Result<()> {
+        Ok(())
+    }
+
     // ---------------------------------------------------------------- memory
 
     /// Elements in `b`.
