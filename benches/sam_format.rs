@@ -57,13 +57,37 @@ fn main() {
                 seq,
                 qual,
                 Hit {
+                    nm: 0,
                     contig: 0,
                     pos: x % 60_000_000,
                     rev: x & 1 == 1,
+                    // Read i's reference bases are text[100 i..100 i + 100] (below).
+                    text_pos: 100 * i as u64,
                 },
             )
         })
         .collect();
+
+    // A 2-bit text holding each read as aligned (reverse-complemented for
+    // reverse hits), so that every record has MD:Z:100, as an exact mapper's.
+    let code = |b: u8| match b {
+        b'A' => 0u8,
+        b'C' => 1,
+        b'G' => 2,
+        _ => 3,
+    };
+    let text: Vec<u8> = reads
+        .iter()
+        .flat_map(|(_, seq, _, hit)| {
+            let fwd: Vec<u8> = seq.iter().map(|&b| code(b)).collect();
+            if hit.rev {
+                fwd.iter().rev().map(|&c| 3 - c).collect()
+            } else {
+                fwd
+            }
+        })
+        .collect();
+    let pac = fmalign::build::pack(&text);
 
     let t = Instant::now();
     let mut ours = Vec::with_capacity(READS * 300);
@@ -81,9 +105,11 @@ fn main() {
                 secondary: false,
                 mapq: 37,
                 hits: 1,
+                suboptimal: None,
                 xa: &[],
             },
             &layout,
+            &pac,
         );
     }
     let ours_s = t.elapsed().as_secs_f64();
@@ -123,6 +149,7 @@ fn main() {
             .set_data(
                 [
                     (Tag::EDIT_DISTANCE, Value::from(0u8)),
+                    (Tag::MISMATCHED_POSITIONS, Value::from("100")),
                     (Tag::from([b'X', b'0']), Value::from(1u8)),
                 ]
                 .into_iter()

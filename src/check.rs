@@ -92,5 +92,25 @@ pub fn check_full(index: &Index) -> Result<u64> {
             "the BWT does not invert to the reference (did not end on the $ row)".into(),
         ));
     }
-    Ok(n)
+    // 3. The mirror index: its BWT inverts to the reversed reference.
+    let rfm = index.rev_fm();
+    let mut i = 0u64;
+    for pos in (0..n).rev() {
+        // Row i's BWT symbol is reversed-text position `pos`, i.e. text
+        // position `n - 1 - pos`.
+        let ok = rfm.bwt(i) == Some(packed_base(pac, n - 1 - pos));
+        if !ok {
+            return Err(corrupt(format!(
+                "the reversed text's BWT does not invert to the reference at text position {}",
+                n - 1 - pos
+            )));
+        }
+        i = rfm.lf(i);
+    }
+    if i != rfm.primary {
+        return Err(corrupt(
+            "the reversed text's BWT does not invert (did not end on the $ row)".into(),
+        ));
+    }
+    Ok(2 * n)
 }

@@ -133,7 +133,7 @@ impl Ssa<'_> {
 }
 
 /// A half-open range of suffix-array rows: the suffixes prefixed by a pattern.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Interval {
     /// First row.
     pub lo: u64,
@@ -189,6 +189,27 @@ impl FmIndex<'_> {
         self.sup[(l / SUPER_LINES) as usize][c as usize]
             + line.counts[c as usize] as u64
             + line.count_before(c, (j % LINE_BASES) as u32)
+    }
+
+    /// Occurrences of every symbol in `BWT'[0..i)`, `i` in `0..=n+1`: one
+    /// Occ line for all four (A is what the others leave of the prefix).
+    #[inline(always)]
+    pub fn rank4(&self, i: u64) -> [u64; 4] {
+        let j = self.b_pos(i);
+        let l = j / LINE_BASES;
+        let line = &self.occ[l as usize];
+        let sup = &self.sup[(l / SUPER_LINES) as usize];
+        let r = (j % LINE_BASES) as u32;
+        let c = line.count_before(1, r);
+        let g = line.count_before(2, r);
+        let t = line.count_before(3, r);
+        let a = r as u64 - c - g - t;
+        [
+            sup[0] + line.counts[0] as u64 + a,
+            sup[1] + line.counts[1] as u64 + c,
+            sup[2] + line.counts[2] as u64 + g,
+            sup[3] + line.counts[3] as u64 + t,
+        ]
     }
 
     /// `BWT'[i]`, or `None` at the `$` row.

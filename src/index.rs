@@ -78,8 +78,10 @@ pub struct Meta {
     pub sa_sample: u32,
     /// Bytes per stored position (4 or 8).
     pub pos_bytes: u32,
-    /// `C[0..5]`.
+    /// `C[0..5]` (the same for the reversed text).
     pub c: [u64; 5],
+    /// Row of `$` in the BWT of the reversed text (the mirror index).
+    pub rev_primary: u64,
 }
 
 impl Meta {
@@ -101,6 +103,7 @@ impl Meta {
         }
         m.extend_from_slice(&(LINE_BASES as u32).to_le_bytes());
         m.extend_from_slice(&(SUPER_LINES as u32).to_le_bytes());
+        m.extend_from_slice(&self.rev_primary.to_le_bytes());
         m.resize(META_LEN, 0);
         m
     }
@@ -117,7 +120,7 @@ impl Meta {
         if u32_at(88) as u64 != LINE_BASES || u32_at(92) as u64 != SUPER_LINES {
             return Err("unsupported Occ line geometry".into());
         }
-        if b[96..].iter().any(|&x| x != 0) {
+        if b[104..].iter().any(|&x| x != 0) {
             return Err("reserved meta bytes are not zero".into());
         }
         Ok(Meta {
@@ -129,6 +132,7 @@ impl Meta {
             sa_sample: u32_at(40),
             pos_bytes: u32_at(44),
             c: [u64_at(48), u64_at(56), u64_at(64), u64_at(72), u64_at(80)],
+            rev_primary: u64_at(96),
         })
     }
 }
@@ -187,7 +191,6 @@ fn build_typed<P: Pos>(
     let Reference { layout, text, .. } = reference;
     let shift = cfg.sa_sample.trailing_zeros();
     let mut report = BuildReport::default();
-    let t = Instant::now();
     let stats = cfg.stats;
     if stats {
         eprintln!("{}", sa::Round::TSV_HEADER);
@@ -197,39 +200,57 @@ fn build_typed<P: Pos>(
             eprintln!("{}", r.tsv());
         }
     };
-    report.device = "cpu";
-    let mut gpu_parts = None;
-    if gpu_wanted(cfg, text.len() as u64, &mut report.notices) {
-        match gpu_build::<P>(&text, cfg.sa, shift, &mut log) {
-            Ok(parts) => gpu_parts = Some(parts),
-            Err(e) => report
-                .notices
-                .push(format!("{e}; building on the CPU instead")),
-        }
-    }
-    let (parts, text) = match gpu_parts {
-        Some(parts) => {
-            // SA and FM tables were one device run: report it as the SA stage.
-            report.device = "gpu";
-            report.sa_seconds = t.elapsed().as_secs_f64();
-            (parts, text)
-        }
-        None => {
-            let (sa, text) = sa::build_owned::<P>(text, cfg.sa, cfg.threads, &mut log)?;
-            report.sa_seconds = t.elapsed().as_secs_f64();
-            let t = Instant::now();
-            let parts = fm_from_sa(&text, sa.as_slice(), shift);
-            report.fm_seconds = t.elapsed().as_secs_f64();
-            (parts, text)
-        }
-    };
+    let mut on_gpu = gpu_wanted(cfg, text.len() as u64, &mut report.notices);
+    let (parts, text) = fm_tables::<P>(text, cfg, shift, &mut on_gpu, &mut report, &mut log)?;
+    // The mirror index (bidirectional search): the same tables for the
+    // reversed text, with no sampled SA (one entry: it is never located).
     let t = Instant::now();
     let pac = pack(&text);
     let n = text.len() as u64;
+    let reversed: Vec<u8> = text.iter().rev().copied().collect();
     drop(text);
     report.fm_seconds += t.elapsed().as_secs_f64();
-    report.file_bytes = write_sections(sink, &layout, n, cfg.sa_sample, &parts, &pac)?;
+    let (rev, reversed) = fm_tables::<P>(reversed, cfg, 63, &mut on_gpu, &mut report, &mut log)?;
+    drop(reversed);
+    report.device = if on_gpu { "gpu" } else { "cpu" };
+    report.file_bytes = write_sections(sink, &layout, n, cfg.sa_sample, &parts, &rev, &pac)?;
     Ok(report)
+}
+
+/// The FM tables of `text` (SA sampled every `2^shift` rows) on the GPU
+/// while `on_gpu` holds (a GPU error clears it, with a notice, and the CPU
+/// takes over), else on the CPU. Adds the stage times to `report`.
+fn fm_tables<P: Pos>(
+    text: Vec<u8>,
+    cfg: &IndexConfig,
+    shift: u32,
+    on_gpu: &mut bool,
+    report: &mut BuildReport,
+    log: &mut (dyn FnMut(&sa::Round) + Send),
+) -> Result<(FmParts<P>, Vec<u8>)> {
+    let t = Instant::now();
+    if *on_gpu {
+        match gpu_build::<P>(&text, cfg.sa, shift, log) {
+            Ok(parts) => {
+                // SA and FM tables were one device run: counted as the SA stage.
+                report.sa_seconds += t.elapsed().as_secs_f64();
+                return Ok((parts, text));
+            }
+            Err(e) => {
+                report
+                    .notices
+                    .push(format!("{e}; building on the CPU instead"));
+                *on_gpu = false;
+            }
+        }
+    }
+    let t = Instant::now();
+    let (sa, text) = sa::build_owned::<P>(text, cfg.sa, cfg.threads, log)?;
+    report.sa_seconds += t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let parts = fm_from_sa(&text, sa.as_slice(), shift);
+    report.fm_seconds += t.elapsed().as_secs_f64();
+    Ok((parts, text))
 }
 
 /// Whether to try the GPU for a text of `n` bases; records why not when
@@ -305,6 +326,7 @@ fn write_sections<P: Pos>(
     n: u64,
     sa_sample: u32,
     parts: &FmParts<P>,
+    rev: &FmParts<P>,
     pac: &[u8],
 ) -> Result<u64> {
     let meta = Meta {
@@ -316,10 +338,11 @@ fn write_sections<P: Pos>(
         sa_sample,
         pos_bytes: P::BYTES,
         c: parts.c,
+        rev_primary: rev.primary,
     }
     .encode();
     let (contigs, names, holes) = encode_layout(layout);
-    let sections: [&[u8]; 8] = [
+    let sections: [&[u8]; 10] = [
         &meta,
         &contigs,
         &names,
@@ -328,6 +351,8 @@ fn write_sections<P: Pos>(
         bytemuck::cast_slice(&parts.occ),
         bytemuck::cast_slice(&parts.sup),
         bytemuck::cast_slice(&parts.ssa),
+        bytemuck::cast_slice(&rev.occ),
+        bytemuck::cast_slice(&rev.sup),
     ];
     let flags = if P::BYTES == 8 { FLAG_WIDE } else { 0 };
     sink(flags, &sections)
@@ -498,6 +523,20 @@ impl Index {
         }
     }
 
+    /// The FM-index of the reversed text (the mirror of bidirectional
+    /// search): rank and extension only, no locate (it has no sampled SA).
+    pub fn rev_fm(&self) -> FmIndex<'_> {
+        FmIndex {
+            n: self.meta.text_len,
+            primary: self.meta.rev_primary,
+            c: self.meta.c,
+            occ: bytemuck::cast_slice(self.section(SectionId::RevOcc)),
+            sup: bytemuck::cast_slice(self.section(SectionId::RevOccSuper)),
+            ssa: Ssa::U32(&[]),
+            sample_shift: 0,
+        }
+    }
+
     /// Cross-field invariants and the Occ counts, checked before use, so that
     /// no later slice access can go out of bounds.
     fn validate(&self) -> std::result::Result<(), String> {
@@ -522,6 +561,9 @@ impl Index {
         if (n == 0 && m.primary != 0) || (n > 0 && (m.primary == 0 || m.primary > n)) {
             return Err("primary row out of range".into());
         }
+        if (n == 0 && m.rev_primary != 0) || (n > 0 && (m.rev_primary == 0 || m.rev_primary > n)) {
+            return Err("primary row of the reversed text out of range".into());
+        }
         if m.c[0] != 1 || m.c.windows(2).any(|w| w[0] > w[1]) || m.c[4] != n + 1 {
             return Err("C array is inconsistent".into());
         }
@@ -530,6 +572,8 @@ impl Index {
             (SectionId::Pac, n.div_ceil(4)),
             (SectionId::Occ, lines * 64),
             (SectionId::OccSuper, ((lines - 1) / SUPER_LINES + 1) * 32),
+            (SectionId::RevOcc, lines * 64),
+            (SectionId::RevOccSuper, ((lines - 1) / SUPER_LINES + 1) * 32),
             (
                 SectionId::Ssa,
                 ((n >> m.sa_sample.trailing_zeros()) + 1) * m.pos_bytes as u64,
@@ -551,6 +595,7 @@ impl Index {
         // have read these bytes already).
         let fm = self.fm();
         crate::check::verify_occ(&fm)?;
+        crate::check::verify_occ(&self.rev_fm()).map_err(|e| format!("reversed text: {e}"))?;
         if (0..fm.ssa.len()).any(|k| fm.ssa.get(k) > n) {
             return Err("a sampled SA entry is larger than the text".into());
         }

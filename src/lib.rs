@@ -23,6 +23,7 @@ pub mod map;
 pub mod reference;
 pub mod sa;
 pub mod sam;
+pub mod search;
 pub mod segments;
 
 pub use error::{Error, Result};

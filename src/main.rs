@@ -106,6 +106,15 @@ struct MapArgs {
     /// Report all alignments (as bowtie -a)
     #[arg(short = 'a', long = "all")]
     all: bool,
+    /// Allow up to K mismatches over the whole read, both strands (as bowtie -v K; N in a read is a mismatch)
+    #[arg(short = 'v', value_name = "K", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
+    mismatches: u8,
+    /// Best alignments first, primary from the fewest mismatches (always on; accepted for bowtie compatibility)
+    #[arg(long)]
+    best: bool,
+    /// Report only alignments of the best stratum (fewest mismatches), as bowtie --strata
+    #[arg(long)]
+    strata: bool,
     /// Write SAM here instead of stdout
     #[arg(short = 'o', long = "output", value_name = "OUT.sam")]
     output: Option<PathBuf>,
@@ -268,6 +277,8 @@ fn run_map(a: MapArgs) -> Result<()> {
         max_xa: a.max_xa,
         kmer: a.kmer,
         max_locate: a.max_locate,
+        mismatches: a.mismatches,
+        strata: a.strata,
     };
     let t = Instant::now();
     let index_path = resolve_index(&a.index)?;

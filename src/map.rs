@@ -18,6 +18,7 @@ use crate::fm::{FmIndex, Interval};
 use crate::index::Index;
 use crate::kmer::KmerTable;
 use crate::sam::{self, Hit, MAPQ_UNIQUE, MappedFields, ReadView};
+use crate::search::{self, BiIndex, CODE, Found};
 use crate::segments::Segments;
 
 /// How many alignments to report per read.
@@ -48,6 +49,10 @@ pub struct MapConfig {
     /// strands) is not located in full: the reported hits are found from a
     /// start chosen by the read name, and X0 counts the rows.
     pub max_locate: u64,
+    /// Substitutions allowed over the whole read (`-v`, 0..=3).
+    pub mismatches: u8,
+    /// Report only the best stratum (`--strata`).
+    pub strata: bool,
 }
 
 impl MapConfig {
@@ -81,6 +86,8 @@ impl Default for MapConfig {
             max_xa: 3,
             kmer: crate::kmer::DEFAULT_K,
             max_locate: 100_000,
+            mismatches: 0,
+            strata: false,
         }
     }
 }
@@ -106,20 +113,6 @@ impl MapStats {
         self.alignments += other.alignments;
     }
 }
-
-/// Base → code 0..=3, anything else 4 (no exact match possible).
-static CODE: [u8; 256] = {
-    let mut t = [4u8; 256];
-    t[b'A' as usize] = 0;
-    t[b'C' as usize] = 1;
-    t[b'G' as usize] = 2;
-    t[b'T' as usize] = 3;
-    t[b'a' as usize] = 0;
-    t[b'c' as usize] = 1;
-    t[b'g' as usize] = 2;
-    t[b't' as usize] = 3;
-    t
-};
 
 /// The next code a strand's backward search prepends, `k` steps in: the
 /// forward read from its end, or the reverse complement from its end (the
@@ -228,6 +221,56 @@ pub fn count_steps(fm: &FmIndex<'_>, table: &KmerTable, reads: &[&[u8]]) -> (u64
     (steps, ivs.iter().map(|[f, r]| f.len() + r.len()).sum())
 }
 
+/// A read's alignments before locate, per strand (forward, reverse): row
+/// intervals of the text's index with their mismatch counts.
+pub type Strands = [Vec<Found>; 2];
+
+fn as_found(iv: Interval) -> Vec<Found> {
+    if iv.is_empty() {
+        Vec::new()
+    } else {
+        vec![Found {
+            rows: iv,
+            mismatches: 0,
+        }]
+    }
+}
+
+/// Rows (occurrences) of a read on both strands.
+fn rows_of(s: &Strands) -> u64 {
+    s.iter().flatten().map(|f| f.rows.len()).sum()
+}
+
+/// The intervals of every read: the interleaved exact search for `k == 0`,
+/// the bidirectional search schemes of [`crate::search`] otherwise (the
+/// reverse strand is the reverse complement; N is a mismatch).
+pub fn find_many(bi: &BiIndex<'_>, table: &KmerTable, reads: &[&[u8]], k: u8) -> Vec<Strands> {
+    if k == 0 {
+        let (ivs, _) = search_intervals(&bi.fwd, table, reads);
+        return ivs
+            .into_iter()
+            .map(|[f, r]| [as_found(f), as_found(r)])
+            .collect();
+    }
+    let mut codes = Vec::new();
+    reads
+        .iter()
+        .map(|seq| {
+            let mut out: Strands = [Vec::new(), Vec::new()];
+            codes.clear();
+            codes.extend(seq.iter().map(|&b| CODE[b as usize]));
+            search::search(bi, &codes, k, &mut out[0]);
+            codes.clear();
+            codes.extend(seq.iter().rev().map(|&b| {
+                let c = CODE[b as usize];
+                if c < 4 { 3 - c } else { 4 }
+            }));
+            search::search(bi, &codes, k, &mut out[1]);
+            out
+        })
+        .collect()
+}
+
 /// Exact hits of many reads: interleaved backward search, then interleaved
 /// locate of every matching row, then the segment filter. `hits[k]` are read
 /// `k`'s hits sorted by contig, position and strand.
@@ -238,7 +281,22 @@ pub fn exact_hits_many(
     reads: &[&[u8]],
 ) -> Vec<Vec<Hit>> {
     let (ivs, _) = search_intervals(fm, table, reads);
-    locate_all(fm, segments, reads, &ivs, |_| true)
+    let found: Vec<Strands> = ivs
+        .into_iter()
+        .map(|[f, r]| [as_found(f), as_found(r)])
+        .collect();
+    locate_all(fm, segments, reads, &found, |_| true)
+}
+
+/// Hits with at most `k` mismatches of many reads (both strands), sorted by
+/// mismatches, contig, position and strand.
+pub fn hits_many(index: &Index, reads: &[&[u8]], k: u8) -> Vec<Vec<Hit>> {
+    let bi = BiIndex {
+        fwd: index.fm(),
+        rev: index.rev_fm(),
+    };
+    let found = find_many(&bi, &KmerTable::new(&bi.fwd, 0), reads, k);
+    locate_all(&bi.fwd, &index.segments, reads, &found, |_| true)
 }
 
 /// Locates every row of the reads for which `wanted(k)` holds (all in one
@@ -248,30 +306,40 @@ fn locate_all(
     fm: &FmIndex<'_>,
     segments: &Segments,
     reads: &[&[u8]],
-    ivs: &[[Interval; 2]],
+    found: &[Strands],
     wanted: impl Fn(usize) -> bool,
 ) -> Vec<Vec<Hit>> {
     let mut rows = Vec::new();
-    for (k, [f, r]) in ivs.iter().enumerate() {
+    for (k, st) in found.iter().enumerate() {
         if wanted(k) {
-            rows.extend(f.lo..f.hi);
-            rows.extend(r.lo..r.hi);
+            for f in st.iter().flatten() {
+                rows.extend(f.rows.lo..f.rows.hi);
+            }
         }
     }
     let mut pos = Vec::new();
     fm.locate_many(&rows, INTERLEAVE, &mut pos);
     let mut at = 0;
     let mut out = Vec::with_capacity(reads.len());
-    for (k, (seq, [f, r])) in reads.iter().zip(ivs).enumerate() {
+    for (k, (seq, st)) in reads.iter().zip(found).enumerate() {
         let mut hits = Vec::new();
         if wanted(k) {
-            for (n, rev) in [(f.len() as usize, false), (r.len() as usize, true)] {
-                for &p in &pos[at..at + n] {
-                    if let Some((contig, pos)) = segments.resolve(p, seq.len() as u64) {
-                        hits.push(Hit { contig, pos, rev });
+            for (rev, strand) in [(false, &st[0]), (true, &st[1])] {
+                for f in strand {
+                    let n = f.rows.len() as usize;
+                    for &p in &pos[at..at + n] {
+                        if let Some((contig, pos)) = segments.resolve(p, seq.len() as u64) {
+                            hits.push(Hit {
+                                nm: f.mismatches,
+                                contig,
+                                pos,
+                                rev,
+                                text_pos: p,
+                            });
+                        }
                     }
+                    at += n;
                 }
-                at += n;
             }
             hits.sort_unstable();
         }
@@ -280,29 +348,57 @@ fn locate_all(
     out
 }
 
-/// For a read with more rows than the locate cap: locates rows in order from
-/// `start` (wrapping, forward strand's rows first) until `want` hits inside
-/// one segment are found. Deterministic for a given read and index.
+/// Rows in the best stratum (fewest mismatches) and in the next one.
+fn strata_rows(st: &Strands) -> (u64, u64) {
+    let mut per = [0u64; search::MAX_MISMATCHES as usize + 1];
+    for f in st.iter().flatten() {
+        per[f.mismatches as usize] += f.rows.len();
+    }
+    let mut present = per.iter().copied().filter(|&r| r > 0);
+    (present.next().unwrap_or(0), present.next().unwrap_or(0))
+}
+
+/// For a read with more rows than the locate cap: locates rows in stratum
+/// order (fewest mismatches first) from `start` within the best stratum,
+/// wrapping, until `want` hits inside one segment are found. Deterministic
+/// for a given read and index.
 fn sample_hits(
     fm: &FmIndex<'_>,
     segments: &Segments,
     len: usize,
-    ivs: &[Interval; 2],
+    st: &Strands,
     start: u64,
     want: usize,
 ) -> Vec<Hit> {
-    let [f, r] = ivs;
-    let total = f.len() + r.len();
+    let mut parts: Vec<(u8, bool, Interval)> = [(false, &st[0]), (true, &st[1])]
+        .into_iter()
+        .flat_map(|(rev, s)| s.iter().map(move |f| (f.mismatches, rev, f.rows)))
+        .collect();
+    parts.sort_unstable_by_key(|&(mm, rev, iv)| (mm, rev, iv.lo));
+    let total: u64 = parts.iter().map(|p| p.2.len()).sum();
     let mut hits = Vec::with_capacity(want);
     for t in 0..total {
-        let idx = (start + t) % total;
-        let (row, rev) = if idx < f.len() {
-            (f.lo + idx, false)
-        } else {
-            (r.lo + idx - f.len(), true)
-        };
-        if let Some((contig, pos)) = segments.resolve(fm.locate(row), len as u64) {
-            hits.push(Hit { contig, pos, rev });
+        let mut idx = (start + t) % total;
+        let (nm, rev, row) = parts
+            .iter()
+            .find_map(|&(mm, rev, iv)| {
+                if idx < iv.len() {
+                    Some((mm, rev, iv.lo + idx))
+                } else {
+                    idx -= iv.len();
+                    None
+                }
+            })
+            .expect("idx < total");
+        let p = fm.locate(row);
+        if let Some((contig, pos)) = segments.resolve(p, len as u64) {
+            hits.push(Hit {
+                nm,
+                contig,
+                pos,
+                rev,
+                text_pos: p,
+            });
             if hits.len() == want {
                 break;
             }
@@ -313,11 +409,16 @@ fn sample_hits(
 
 /// A read's hits as the formatter gets them.
 enum ReadHits {
-    /// Every hit, sorted.
+    /// Every hit, sorted (best stratum first).
     All(Vec<Hit>),
     /// Over the locate cap: `hits` were found from a start chosen by the read
-    /// name (the first is the primary); `rows` counts both strands' rows.
-    Sampled { hits: Vec<Hit>, rows: u64 },
+    /// name (the first is the primary); `best` and `next` count the rows of
+    /// the best stratum and the next one.
+    Sampled {
+        hits: Vec<Hit>,
+        best: u64,
+        next: u64,
+    },
 }
 
 /// Exact hits of one read on both strands (no k-mer table).
@@ -335,6 +436,24 @@ fn name_hash(name: &[u8]) -> u64 {
     })
 }
 
+/// Mapping quality from the hit counts of the best stratum (`c1`) and the
+/// next one (`c2`), the best hit's mismatches and the budget `k`: bwa aln's
+/// approximation (`bwa_approx_mapQ`): 0 for a repeat, 25 for a unique hit
+/// that used the whole budget (k > 0), 37 for a unique hit with nothing in
+/// the next stratum, else `23 - 4.343 ln c2` (at least 0).
+pub fn mapq(c1: u64, c2: u64, best_nm: u8, k: u8) -> u8 {
+    if c1 != 1 {
+        0
+    } else if k > 0 && best_nm == k {
+        25
+    } else if c2 == 0 {
+        MAPQ_UNIQUE
+    } else {
+        let penalty = (4.343 * (c2.min(255) as f64).ln() + 0.5) as i64;
+        (23 - penalty).max(0) as u8
+    }
+}
+
 /// Appends the SAM records of one read; returns how many are mapped.
 fn format_read(
     out: &mut Vec<u8>,
@@ -343,18 +462,33 @@ fn format_read(
     cfg: &MapConfig,
     index: &Index,
 ) -> usize {
-    let (hits, primary, count, xa_ok) = match found {
+    let (hits, primary, c1, c2, xa_ok) = match found {
         ReadHits::All(hits) if !hits.is_empty() => {
-            let primary = (name_hash(read.name) % hits.len() as u64) as usize;
-            (hits, primary, hits.len(), hits.len() <= cfg.max_xa)
+            let c1 = hits.iter().take_while(|h| h.nm == hits[0].nm).count();
+            let c2 = hits[c1..]
+                .iter()
+                .take_while(|h| h.nm == hits[c1].nm)
+                .count();
+            let primary = (name_hash(read.name) % c1 as u64) as usize;
+            let shown = if cfg.strata { c1 } else { hits.len() };
+            let xa_ok = hits.len() <= cfg.max_xa;
+            (&hits[..shown], primary, c1 as u64, c2 as u64, xa_ok)
         }
-        ReadHits::Sampled { hits, rows } if !hits.is_empty() => (hits, 0, *rows as usize, false),
+        ReadHits::Sampled { hits, best, next } if !hits.is_empty() => {
+            let shown = if cfg.strata {
+                hits.iter().take_while(|h| h.nm == hits[0].nm).count()
+            } else {
+                hits.len()
+            };
+            (&hits[..shown], 0, *best, *next, false)
+        }
         _ => {
             sam::push_unmapped(out, read);
             return 0;
         }
     };
-    let mapq = if count == 1 { MAPQ_UNIQUE } else { 0 };
+    let mapq = mapq(c1, c2, hits[primary].nm, cfg.mismatches);
+    let suboptimal = (cfg.mismatches > 0).then_some(c2 as usize);
     let others = || {
         hits.iter()
             .enumerate()
@@ -366,13 +500,15 @@ fn format_read(
     } else {
         Vec::new()
     };
+    let pac = index.pac();
     let fields = MappedFields {
         secondary: false,
         mapq,
-        hits: count,
+        hits: c1 as usize,
+        suboptimal,
         xa: &xa,
     };
-    sam::push_mapped(out, read, &hits[primary], fields, &index.layout);
+    sam::push_mapped(out, read, &hits[primary], fields, &index.layout, pac);
     let extra = match cfg.report {
         Report::Best => 0,
         Report::UpTo(n) => n.saturating_sub(1),
@@ -383,10 +519,11 @@ fn format_read(
         let fields = MappedFields {
             secondary: true,
             mapq,
-            hits: count,
+            hits: c1 as usize,
+            suboptimal,
             xa: &[],
         };
-        sam::push_mapped(out, read, h, fields, &index.layout);
+        sam::push_mapped(out, read, h, fields, &index.layout, pac);
         written += 1;
     }
     written
@@ -404,7 +541,11 @@ fn process_batch(
     table: &KmerTable,
     cfg: &MapConfig,
 ) -> (Vec<Vec<u8>>, MapStats) {
-    let fm = index.fm();
+    let bi = BiIndex {
+        fwd: index.fm(),
+        rev: index.rev_fm(),
+    };
+    let fm = bi.fwd;
     let chunks: Vec<(Vec<u8>, MapStats)> = (0..batch.len().div_ceil(CHUNK_READS))
         .into_par_iter()
         .map(|c| {
@@ -412,25 +553,23 @@ fn process_batch(
             let mut st = MapStats::default();
             let range = c * CHUNK_READS..((c + 1) * CHUNK_READS).min(batch.len());
             let seqs: Vec<&[u8]> = range.clone().map(|i| batch.get(i).seq).collect();
-            let (ivs, _) = search_intervals(&fm, table, &seqs);
-            let rows = |k: usize| ivs[k][0].len() + ivs[k][1].len();
+            let found = find_many(&bi, table, &seqs, cfg.mismatches);
+            let rows = |k: usize| rows_of(&found[k]);
             let cap = cfg.locate_cap();
             let mut all =
-                locate_all(&fm, &index.segments, &seqs, &ivs, |k| rows(k) <= cap).into_iter();
+                locate_all(&fm, &index.segments, &seqs, &found, |k| rows(k) <= cap).into_iter();
             for (k, i) in range.enumerate() {
                 let read = batch.get(i);
                 let all = all.next().expect("one result per read");
                 let found = if rows(k) <= cap {
                     ReadHits::All(all)
                 } else {
-                    let start = name_hash(read.name) % rows(k);
+                    let (best, next) = strata_rows(&found[k]);
+                    let start = name_hash(read.name) % best;
                     let want = cfg.records_per_read();
                     let hits =
-                        sample_hits(&fm, &index.segments, read.seq.len(), &ivs[k], start, want);
-                    ReadHits::Sampled {
-                        hits,
-                        rows: rows(k),
-                    }
+                        sample_hits(&fm, &index.segments, read.seq.len(), &found[k], start, want);
+                    ReadHits::Sampled { hits, best, next }
                 };
                 let w = format_read(&mut out, &read, &found, cfg, index);
                 st.reads += 1;

@@ -59,15 +59,20 @@ pub struct ReadView<'a> {
     pub qual: Option<&'a [u8]>,
 }
 
-/// One alignment to write.
+/// One alignment to write. Ordered by mismatches first (strata), then
+/// reference position and strand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Hit {
+    /// Substitutions against the read (NM).
+    pub nm: u8,
     /// Contig index.
     pub contig: u32,
     /// 0-based leftmost position.
     pub pos: u64,
     /// Reverse strand.
     pub rev: bool,
+    /// Position of the leftmost base in the text (the PAC section), for MD.
+    pub text_pos: u64,
 }
 
 /// Complement, keeping case; IUPAC codes map to their complements, anything
@@ -139,19 +144,52 @@ pub struct MappedFields<'a> {
     pub secondary: bool,
     /// MAPQ.
     pub mapq: u8,
-    /// X0: number of hits.
+    /// X0: number of best hits.
     pub hits: usize,
+    /// X1: number of hits in the next stratum (written when `Some`).
+    pub suboptimal: Option<usize>,
     /// Alternatives for XA (empty: no XA tag).
     pub xa: &'a [Hit],
 }
 
-/// Writes a mapped record: exact match, CIGAR `{len}M`, NM:i:0, X0:i, XA:Z.
+/// The code of a read base as aligned: 0..=3, 4 for anything else.
+fn code(b: u8) -> u8 {
+    crate::search::CODE[b as usize]
+}
+
+/// MD:Z of `hit` (no indels): matching-run lengths between the reference
+/// bases of the mismatches, `pac` the 2-bit text.
+fn push_md(out: &mut Vec<u8>, read: &ReadView<'_>, hit: &Hit, pac: &[u8]) {
+    let len = read.seq.len();
+    let mut run = 0u64;
+    for i in 0..len {
+        // SEQ as written: the read, or its reverse complement.
+        let b = if hit.rev {
+            COMPLEMENT[read.seq[len - 1 - i] as usize]
+        } else {
+            read.seq[i]
+        };
+        let r = crate::build::packed_base(pac, hit.text_pos + i as u64);
+        if code(b) == r {
+            run += 1;
+        } else {
+            push_int(out, run);
+            out.push(b"ACGT"[r as usize]);
+            run = 0;
+        }
+    }
+    push_int(out, run);
+}
+
+/// Writes a mapped record: CIGAR `{len}M` (substitutions only), NM:i, MD:Z,
+/// X0:i, X1:i, XA:Z. `pac` is the index's 2-bit text.
 pub fn push_mapped(
     out: &mut Vec<u8>,
     read: &ReadView<'_>,
     hit: &Hit,
     f: MappedFields<'_>,
     layout: &Layout,
+    pac: &[u8],
 ) {
     let len = read.seq.len() as u64;
     push_name(out, read.name);
@@ -170,8 +208,16 @@ pub fn push_mapped(
     push_int(out, len);
     out.extend_from_slice(b"M\t*\t0\t0\t");
     push_seq_qual(out, read, hit.rev);
-    out.extend_from_slice(b"\tNM:i:0\tX0:i:");
+    out.extend_from_slice(b"\tNM:i:");
+    push_int(out, hit.nm as u64);
+    out.extend_from_slice(b"\tMD:Z:");
+    push_md(out, read, hit, pac);
+    out.extend_from_slice(b"\tX0:i:");
     push_int(out, f.hits as u64);
+    if let Some(x1) = f.suboptimal {
+        out.extend_from_slice(b"\tX1:i:");
+        push_int(out, x1 as u64);
+    }
     if !f.xa.is_empty() {
         out.extend_from_slice(b"\tXA:Z:");
         for h in f.xa {
@@ -180,7 +226,9 @@ pub fn push_mapped(
             push_int(out, h.pos + 1);
             out.push(b',');
             push_int(out, len);
-            out.extend_from_slice(b"M,0;");
+            out.extend_from_slice(b"M,");
+            push_int(out, h.nm as u64);
+            out.push(b';');
         }
     }
     out.push(b'\n');
@@ -213,16 +261,22 @@ mod tests {
             seq: b"ACgTN",
             qual: Some(b"ABCDE"),
         };
+        // Text: ACGTACGT (chr1 without its Ns) then GGGG (chr2).
+        let pac = crate::build::pack(&[0, 1, 2, 3, 0, 1, 2, 3, 2, 2, 2, 2]);
         let hits = [
             Hit {
-                contig: 1,
-                pos: 2,
+                nm: 1,
+                contig: 0,
+                pos: 3,
                 rev: true,
+                text_pos: 3,
             },
             Hit {
+                nm: 1,
                 contig: 0,
                 pos: 0,
                 rev: false,
+                text_pos: 0,
             },
         ];
         push_mapped(
@@ -233,9 +287,11 @@ mod tests {
                 secondary: false,
                 mapq: 0,
                 hits: 2,
+                suboptimal: Some(0),
                 xa: &hits[1..],
             },
             &l,
+            &pac,
         );
         push_mapped(
             &mut text,
@@ -245,9 +301,11 @@ mod tests {
                 secondary: true,
                 mapq: 0,
                 hits: 2,
+                suboptimal: None,
                 xa: &[],
             },
             &l,
+            &pac,
         );
         push_unmapped(
             &mut text,
@@ -258,7 +316,18 @@ mod tests {
             },
         );
         let s = String::from_utf8(text.clone()).unwrap();
-        assert!(s.contains("r1\t16\tchr2\t3\t0\t5M\t*\t0\t0\tNAcGT\tEDCBA\tNM:i:0\tX0:i:2\tXA:Z:chr1,+1,5M,0;\n"), "{s}");
+        assert!(
+            s.contains(
+                "r1\t16\tchr1\t4\t0\t5M\t*\t0\t0\tNAcGT\tEDCBA\tNM:i:1\tMD:Z:0T4\tX0:i:2\tX1:i:0\tXA:Z:chr1,+1,5M,1;\n"
+            ),
+            "{s}"
+        );
+        assert!(
+            s.contains(
+                "r1\t256\tchr1\t1\t0\t5M\t*\t0\t0\tACgTN\tABCDE\tNM:i:1\tMD:Z:4A0\tX0:i:2\n"
+            ),
+            "{s}"
+        );
         let mut reader = sam::io::Reader::new(&text[..]);
         let h = reader.read_header().unwrap();
         let recs: Vec<_> = reader
@@ -267,7 +336,7 @@ mod tests {
             .unwrap();
         assert_eq!(recs.len(), 3);
         assert!(recs[0].flags().is_reverse_complemented());
-        assert_eq!(recs[0].alignment_start().map(usize::from), Some(3));
+        assert_eq!(recs[0].alignment_start().map(usize::from), Some(4));
         assert!(recs[1].flags().is_secondary());
         assert!(recs[2].flags().is_unmapped());
         let _ = recs[0].name();

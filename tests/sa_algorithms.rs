@@ -35,8 +35,11 @@ fn devices() -> Vec<Device> {
         None => vec![Device::Cpu, Device::Gpu],
         Some(why) => {
             use std::io::Write;
-            // Past libtest's capture, so the skip is seen.
-            let _ = writeln!(std::io::stderr().lock(), "SKIPPED GPU index builds: {why}");
+            static ONCE: std::sync::Once = std::sync::Once::new();
+            // Past libtest's capture, so the skip is seen (once per run).
+            ONCE.call_once(|| {
+                let _ = writeln!(std::io::stderr().lock(), "SKIPPED GPU index builds: {why}");
+            });
             vec![Device::Cpu]
         }
     }

@@ -9,9 +9,9 @@ use std::io::{self, Write};
 /// The first eight bytes of every index file.
 pub const MAGIC: [u8; 8] = *b"FMALIGN\0";
 /// Version of the byte layout described by SPEC.md; bumped on any change.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// Written in the writer's native byte order, like the bulk sections (OCC,
-/// OCC_SUPER, SSA), which are used straight from an mmap: it reads back as
+/// OCC_SUPER, SSA, REV_OCC, REV_OCC_SUPER), which are used straight from an mmap: it reads back as
 /// this value only on a machine of the same byte order (every supported
 /// platform is little-endian).
 pub const ENDIAN_CHECK: u32 = 0x0A0B_0C0D;
@@ -22,7 +22,7 @@ pub const HEADER_LEN: u64 = 64;
 /// Size of one section-table entry.
 pub const ENTRY_LEN: u64 = 32;
 
-/// The sections of a version-1 index, in the order they are written.
+/// The sections of a version-2 index, in the order they are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum SectionId {
@@ -42,11 +42,16 @@ pub enum SectionId {
     OccSuper = 7,
     /// Sampled suffix array.
     Ssa = 8,
+    /// BWT of the reversed text interleaved with occurrence counts (the
+    /// mirror index of bidirectional search), 64-byte lines.
+    RevOcc = 9,
+    /// 64-bit superblock counts for the reversed text's Occ lines.
+    RevOccSuper = 10,
 }
 
 impl SectionId {
-    /// All sections of a version-1 file, in file order.
-    pub const ALL: [SectionId; 8] = [
+    /// All sections of a version-2 file, in file order.
+    pub const ALL: [SectionId; 10] = [
         SectionId::Meta,
         SectionId::Contigs,
         SectionId::Names,
@@ -55,6 +60,8 @@ impl SectionId {
         SectionId::Occ,
         SectionId::OccSuper,
         SectionId::Ssa,
+        SectionId::RevOcc,
+        SectionId::RevOccSuper,
     ];
 
     /// Lower-case name used in messages and `fmalign info`.
@@ -68,6 +75,8 @@ impl SectionId {
             SectionId::Occ => "occ",
             SectionId::OccSuper => "occ_super",
             SectionId::Ssa => "ssa",
+            SectionId::RevOcc => "rev_occ",
+            SectionId::RevOccSuper => "rev_occ_super",
         }
     }
 }
@@ -423,7 +432,18 @@ mod tests {
     fn sample() -> Vec<u8> {
         let a = vec![1u8; 100];
         let b: Vec<u8> = (0..=255).collect();
-        let secs: Vec<&[u8]> = vec![&a, &b, &[], &[7], &a[..64], &b[..3], &a[..1], &b];
+        let secs: Vec<&[u8]> = vec![
+            &a,
+            &b,
+            &[],
+            &[7],
+            &a[..64],
+            &b[..3],
+            &a[..1],
+            &b,
+            &a[..5],
+            &[],
+        ];
         let mut out = Vec::new();
         let n = write(&mut out, 1, &secs).unwrap();
         assert_eq!(n as usize, out.len());

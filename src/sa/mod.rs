@@ -324,7 +324,10 @@ pub fn build_fm_gpu<P: Pos>(
     let n = text.len() as u64;
     let gpu = cuda::Cuda::open()?;
     let (free, _) = gpu.gpu().memory()?;
-    let need = n.saturating_mul(gpu_bytes_per_base(std::mem::size_of::<P>() as u64, algorithm));
+    let need = n.saturating_mul(gpu_bytes_per_base(
+        std::mem::size_of::<P>() as u64,
+        algorithm,
+    ));
     if need > free as u64 {
         return Err(Error::Gpu(format!(
             "{n} bases need about {need} bytes of device memory, {free} are free"

@@ -1,0 +1,466 @@
+//! Mismatch-tolerant search (`fmalign map -v K`, bowtie's `-v` semantics):
+//! every occurrence of a read in the text with at most `K` substitutions,
+//! found with a bidirectional FM-index and search schemes.
+//!
+//! The index holds the FM-index of the text `T` and of its reverse `T^R`
+//! (SPEC.md §6.9). A pattern `P` has an interval in each: the rows of the
+//! suffixes of `T` that start with `P`, and those of `T^R` that start with
+//! `P^R`; both have one row per occurrence. Extending `P` to the left is a
+//! backward-search step in `T`'s index; extending it to the right is one in
+//! `T^R`'s. Each step also moves the other interval: its rows are ordered by
+//! the symbol on the far side, so the new start is the old one plus the
+//! occurrences preceded (or followed) by a smaller symbol, plus one if an
+//! occurrence touches the end of the text, whose "symbol" is `$`
+//! (Lam et al. 2009, "High throughput short read alignment via
+//! bi-directional BWT").
+//!
+//! A read of `m` bases is cut into `K + 1` parts; with at most `K`
+//! mismatches, at least one part matches exactly (pigeonhole). Search `i`
+//! matches part `i` exactly first, where the interval is widest and
+//! branching would cost most, then extends right to the last part and left
+//! to the first, trying every base at every position, with at most `K`
+//! mismatches in all and at least one in each part left of `i`. So every
+//! alignment is found by exactly one search: the one of its leftmost exact
+//! part (Kucherov, Salikhov & Tsur 2016 call such sets of searches "search
+//! schemes"). docs/ALGORITHMS.md compares this with backtracking on the
+//! forward index alone.
+
+use crate::fm::{FmIndex, Interval};
+
+/// The largest `-v` accepted.
+pub const MAX_MISMATCHES: u8 = 3;
+
+/// Base → code 0..=3; anything else (N, IUPAC) 4, which matches nothing.
+pub static CODE: [u8; 256] = {
+    let mut t = [4u8; 256];
+    t[b'A' as usize] = 0;
+    t[b'C' as usize] = 1;
+    t[b'G' as usize] = 2;
+    t[b'T' as usize] = 3;
+    t[b'a' as usize] = 0;
+    t[b'c' as usize] = 1;
+    t[b'g' as usize] = 2;
+    t[b't' as usize] = 3;
+    t
+};
+
+/// The two FM-indexes of bidirectional search.
+#[derive(Clone, Copy, Debug)]
+pub struct BiIndex<'a> {
+    /// Index of the text.
+    pub fwd: FmIndex<'a>,
+    /// Index of the reversed text.
+    pub rev: FmIndex<'a>,
+}
+
+/// A pattern's rows in both indexes (the same count).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BiInterval {
+    /// Rows in the text's index.
+    pub fwd: Interval,
+    /// First row in the reversed text's index.
+    pub rev_lo: u64,
+}
+
+impl BiInterval {
+    fn len(&self) -> u64 {
+        self.fwd.len()
+    }
+}
+
+/// One alignment found: its rows in the text's index and its mismatches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Found {
+    /// Rows (one per occurrence).
+    pub rows: Interval,
+    /// Substitutions against the read.
+    pub mismatches: u8,
+}
+
+impl<'a> BiIndex<'a> {
+    /// The empty pattern.
+    pub fn full(&self) -> BiInterval {
+        BiInterval {
+            fwd: self.fwd.full(),
+            rev_lo: 0,
+        }
+    }
+
+    /// The four left extensions `cP` of `iv`'s pattern.
+    #[inline(always)]
+    fn extend_left(&self, iv: BiInterval) -> [BiInterval; 4] {
+        step(&self.fwd, iv.fwd, iv.rev_lo, |fwd, rev_lo| BiInterval {
+            fwd,
+            rev_lo,
+        })
+    }
+
+    /// The four right extensions `Pc` of `iv`'s pattern.
+    #[inline(always)]
+    fn extend_right(&self, iv: BiInterval) -> [BiInterval; 4] {
+        let r = Interval {
+            lo: iv.rev_lo,
+            hi: iv.rev_lo + iv.len(),
+        };
+        step(&self.rev, r, iv.fwd.lo, |rev, fwd_lo| BiInterval {
+            fwd: Interval {
+                lo: fwd_lo,
+                hi: fwd_lo + rev.len(),
+            },
+            rev_lo: rev.lo,
+        })
+    }
+}
+
+/// One bidirectional step in `fm` (the index being extended) from rows `iv`,
+/// with `other_lo` the start of the other index's interval: for each symbol
+/// `c`, `make(new rows in fm, new start in the other index)`.
+#[inline(always)]
+fn step(
+    fm: &FmIndex<'_>,
+    iv: Interval,
+    other_lo: u64,
+    make: impl Fn(Interval, u64) -> BiInterval,
+) -> [BiInterval; 4] {
+    let lo = fm.rank4(iv.lo);
+    let hi = fm.rank4(iv.hi);
+    // The occurrence at the end of the text (BWT symbol `$`) sorts first.
+    let mut start = other_lo + u64::from(iv.lo <= fm.primary && fm.primary < iv.hi);
+    let mut out = [BiInterval {
+        fwd: Interval { lo: 0, hi: 0 },
+        rev_lo: 0,
+    }; 4];
+    for c in 0..4 {
+        let rows = Interval {
+            lo: fm.c[c] + lo[c],
+            hi: fm.c[c] + hi[c],
+        };
+        out[c] = make(rows, start);
+        start += hi[c] - lo[c];
+    }
+    out
+}
+
+/// Part `p` of `k + 1` of a read of `m` bases: `[start, end)`, sizes as
+/// equal as possible, the longer parts first.
+pub fn part(m: usize, k: usize, p: usize) -> (usize, usize) {
+    let parts = k + 1;
+    let (q, r) = (m / parts, m % parts);
+    let start = p * q + p.min(r);
+    (start, start + q + usize::from(p < r))
+}
+
+/// Search `i` of `k` mismatches: the parts in the order they are matched.
+pub fn order(k: usize, i: usize) -> Vec<usize> {
+    (i..=k).chain((0..i).rev()).collect()
+}
+
+/// State of one search: the read's codes, the bounds and the output.
+struct Search<'s, 'a> {
+    bi: &'s BiIndex<'a>,
+    codes: &'s [u8],
+    k: u8,
+    /// Positions to match, in order, each with its direction (true: to the
+    /// right) and the index of its part in `parts`.
+    steps: Vec<(usize, bool, usize)>,
+    /// Per part: `(first step, last step, minimum mismatches in the part)`.
+    parts: Vec<(usize, usize, u8)>,
+    out: &'s mut Vec<Found>,
+    /// Extension steps taken (for benchmarks).
+    work: u64,
+}
+
+impl Search<'_, '_> {
+    fn run(&mut self, s: usize, iv: BiInterval, mm: u8, mm_part: u8) {
+        if s == self.steps.len() {
+            self.out.push(Found {
+                rows: iv.fwd,
+                mismatches: mm,
+            });
+            return;
+        }
+        let (pos, right, p) = self.steps[s];
+        let (first, last, min_mm) = self.parts[p];
+        let in_part = if s == first { 0 } else { mm_part };
+        let want = self.codes[pos];
+        let next = if right {
+            self.bi.extend_right(iv)
+        } else {
+            self.bi.extend_left(iv)
+        };
+        self.work += 1;
+        // The read's own base first, then the substitutions (an N, code 4,
+        // matches no base: all four are substitutions).
+        for c in std::iter::once(want).chain((0..4).filter(|&c| c != want)) {
+            if c > 3 {
+                continue;
+            }
+            let sub = u8::from(c != want);
+            let (mm2, part2) = (mm + sub, in_part + sub);
+            if mm2 > self.k {
+                continue;
+            }
+            // At the part's last position its minimum must be met.
+            if s == last && part2 < min_mm {
+                continue;
+            }
+            let nv = next[c as usize];
+            if nv.len() == 0 {
+                continue;
+            }
+            self.run(s + 1, nv, mm2, part2);
+        }
+    }
+}
+
+/// Every occurrence of `codes` (0..=3, 4 for N) with at most `k`
+/// substitutions, as intervals of the text's index with their mismatch
+/// counts; each occurrence is in exactly one interval. Also returns the
+/// number of bidirectional steps taken.
+pub fn search(bi: &BiIndex<'_>, codes: &[u8], k: u8, out: &mut Vec<Found>) -> u64 {
+    let m = codes.len();
+    let start = out.len();
+    if m == 0 {
+        return 0;
+    }
+    let k = k.min(MAX_MISMATCHES);
+    if k as usize >= m {
+        // Every m-mer of the text is within k: too short for k + 1 parts.
+        return backtrack(&bi.fwd, codes, k, out);
+    }
+    let kk = k as usize;
+    let mut work = 0;
+    for i in 0..=kk {
+        let ord = order(kk, i);
+        let mut steps = Vec::with_capacity(m);
+        let mut parts = vec![(0, 0, 0u8); kk + 1];
+        for &p in &ord {
+            let (s, e) = part(m, kk, p);
+            let right = p > i;
+            let first = steps.len();
+            if right {
+                steps.extend((s..e).map(|x| (x, true, p)));
+            } else {
+                steps.extend((s..e).rev().map(|x| (x, false, p)));
+            }
+            // Parts left of the exact one carry at least one mismatch, so
+            // that each alignment is found by one search only.
+            let min_mm = u8::from(p < i);
+            parts[p] = (first, steps.len() - 1, min_mm);
+        }
+        // Part i is exact: cap its mismatches by making every substitution
+        // exceed the budget there.
+        let mut srch = Search {
+            bi,
+            codes,
+            k,
+            steps,
+            parts,
+            out,
+            work: 0,
+        };
+        let exact_len = {
+            let (s, e) = part(m, kk, i);
+            e - s
+        };
+        srch.run_exact_then(exact_len);
+        work += srch.work;
+    }
+    // Each alignment is in one interval already; sort for a stable order.
+    out[start..].sort_unstable();
+    work
+}
+
+impl Search<'_, '_> {
+    /// Matches the first `exact` steps (part i) without mismatches, then
+    /// runs the rest with substitutions.
+    fn run_exact_then(&mut self, exact: usize) {
+        let mut iv = self.bi.full();
+        for s in 0..exact {
+            let (pos, right, _) = self.steps[s];
+            let c = self.codes[pos];
+            if c > 3 {
+                return;
+            }
+            let next = if right {
+                self.bi.extend_right(iv)
+            } else {
+                self.bi.extend_left(iv)
+            };
+            self.work += 1;
+            iv = next[c as usize];
+            if iv.len() == 0 {
+                return;
+            }
+        }
+        self.run(exact, iv, 0, 0);
+    }
+}
+
+/// Reference implementation for tests and benchmarks: backtracking over
+/// the text's index alone (right to left, every base at every position),
+/// pruned only by the mismatch budget. Same output as [`search`].
+pub fn backtrack(fm: &FmIndex<'_>, codes: &[u8], k: u8, out: &mut Vec<Found>) -> u64 {
+    struct Bt<'s, 'a> {
+        fm: &'s FmIndex<'a>,
+        codes: &'s [u8],
+        k: u8,
+        out: &'s mut Vec<Found>,
+        work: u64,
+    }
+    impl Bt<'_, '_> {
+        fn go(&mut self, at: usize, iv: Interval, mm: u8) {
+            if at == 0 {
+                self.out.push(Found {
+                    rows: iv,
+                    mismatches: mm,
+                });
+                return;
+            }
+            let want = self.codes[at - 1];
+            for c in 0..4u8 {
+                let mm2 = mm + u8::from(c != want);
+                if mm2 > self.k {
+                    continue;
+                }
+                self.work += 1;
+                let nv = self.fm.extend(iv, c);
+                if !nv.is_empty() {
+                    self.go(at - 1, nv, mm2);
+                }
+            }
+        }
+    }
+    let start = out.len();
+    let mut bt = Bt {
+        fm,
+        codes,
+        k,
+        out,
+        work: 0,
+    };
+    if !codes.is_empty() {
+        bt.go(codes.len(), fm.full(), 0);
+    }
+    let work = bt.work;
+    out[start..].sort_unstable();
+    work
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::{IndexConfig, build_in_memory};
+    use crate::reference::read_fasta_from;
+    use proptest::prelude::*;
+    use std::path::Path;
+
+    fn index_of(text: &[u8]) -> crate::index::Index {
+        let mut fa = b">t\n".to_vec();
+        fa.extend_from_slice(text);
+        fa.push(b'\n');
+        let r = read_fasta_from(&fa[..], Path::new("t.fa")).unwrap();
+        let cfg = IndexConfig {
+            threads: 1,
+            ..IndexConfig::default()
+        };
+        build_in_memory(r, &cfg).unwrap()
+    }
+
+    /// Text positions with at most k mismatches, and their counts: by scan.
+    fn naive(text: &[u8], read: &[u8], k: u8) -> Vec<(u64, u8)> {
+        let m = read.len();
+        let mut out = Vec::new();
+        if m == 0 || m > text.len() {
+            return out;
+        }
+        for p in 0..=text.len() - m {
+            let mm = (0..m)
+                .filter(|&i| CODE[read[i] as usize] != CODE[text[p + i] as usize])
+                .count();
+            if mm <= k as usize {
+                out.push((p as u64, mm as u8));
+            }
+        }
+        out
+    }
+
+    fn positions(index: &crate::index::Index, found: &[Found]) -> Vec<(u64, u8)> {
+        let fm = index.fm();
+        let mut v: Vec<(u64, u8)> = found
+            .iter()
+            .flat_map(|f| (f.rows.lo..f.rows.hi).map(move |r| (r, f.mismatches)))
+            .map(|(r, mm)| (fm.locate(r), mm))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    fn check(text: &[u8], read: &[u8], k: u8) {
+        let index = index_of(text);
+        let bi = BiIndex {
+            fwd: index.fm(),
+            rev: index.rev_fm(),
+        };
+        let codes: Vec<u8> = read.iter().map(|&b| CODE[b as usize]).collect();
+        let want = naive(text, read, k);
+        let mut found = Vec::new();
+        search(&bi, &codes, k, &mut found);
+        let got = positions(&index, &found);
+        assert_eq!(got, want, "search, text {text:?} read {read:?} k {k}");
+        let mut bt = Vec::new();
+        backtrack(&bi.fwd, &codes, k, &mut bt);
+        assert_eq!(positions(&index, &bt), want, "backtrack");
+        // Each occurrence once: the intervals are disjoint.
+        let rows: u64 = found.iter().map(|f| f.rows.len()).sum();
+        assert_eq!(rows as usize, want.len(), "an occurrence found twice");
+    }
+
+    #[test]
+    fn parts_cover_the_read() {
+        for m in 0..40 {
+            for k in 0..4 {
+                let mut next = 0;
+                for p in 0..=k {
+                    let (s, e) = part(m, k, p);
+                    assert_eq!(s, next);
+                    next = e;
+                }
+                assert_eq!(next, m);
+            }
+        }
+    }
+
+    #[test]
+    fn small_cases() {
+        check(b"ACGTACGTTTGACCA", b"ACGA", 1);
+        check(b"ACGTACGTTTGACCA", b"A", 1);
+        check(b"ACGTACGTTTGACCA", b"AC", 2);
+        check(b"AAAAAAAAAA", b"AAATA", 1);
+        check(b"AAAAAAAAAA", b"ANA", 1);
+        check(b"ACGT", b"ACGT", 3);
+        check(b"ACGT", b"ACGTA", 3);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn agrees_with_a_scan(
+            text in proptest::collection::vec(0u8..4, 1..300),
+            start in 0usize..300,
+            len in 1usize..30,
+            subs in proptest::collection::vec((0usize..30, 0u8..5), 0..4),
+            k in 0u8..4,
+        ) {
+            let text: Vec<u8> = text.iter().map(|&c| b"ACGT"[c as usize]).collect();
+            let start = start % text.len();
+            let end = (start + len).min(text.len());
+            let mut read = text[start..end].to_vec();
+            for (at, c) in subs {
+                let n = read.len();
+                read[at % n] = b"ACGTN"[c as usize];
+            }
+            check(&text, &read, k);
+        }
+    }
+}
