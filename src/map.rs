@@ -222,8 +222,28 @@ pub fn count_steps(fm: &FmIndex<'_>, table: &KmerTable, reads: &[&[u8]]) -> (u64
 }
 
 /// A read's alignments before locate, per strand (forward, reverse): row
-/// intervals of the text's index with their mismatch counts.
-pub type Strands = [Vec<Found>; 2];
+/// intervals of the text's index with their mismatch counts, and text
+/// positions already located and verified (`-v K`), with theirs.
+#[derive(Clone, Debug, Default)]
+pub struct Strands {
+    /// Row intervals per strand.
+    pub rows: [Vec<Found>; 2],
+    /// (text position, mismatches) per strand.
+    pub pos: [Vec<(u64, u8)>; 2],
+}
+
+impl Strands {
+    fn exact([f, r]: [Interval; 2]) -> Strands {
+        Strands {
+            rows: [as_found(f), as_found(r)],
+            pos: Default::default(),
+        }
+    }
+}
+
+/// Seeds with at most this many occurrences are verified against the text
+/// instead of extended with the search schemes (docs/ALGORITHMS.md).
+pub const VERIFY_MAX: u64 = 8;
 
 fn as_found(iv: Interval) -> Vec<Found> {
     if iv.is_empty() {
@@ -238,34 +258,41 @@ fn as_found(iv: Interval) -> Vec<Found> {
 
 /// Rows (occurrences) of a read on both strands.
 fn rows_of(s: &Strands) -> u64 {
-    s.iter().flatten().map(|f| f.rows.len()).sum()
+    s.rows.iter().flatten().map(|f| f.rows.len()).sum::<u64>()
+        + s.pos.iter().map(|p| p.len() as u64).sum::<u64>()
 }
 
 /// The intervals of every read: the interleaved exact search for `k == 0`,
 /// the bidirectional search schemes of [`crate::search`] otherwise (the
 /// reverse strand is the reverse complement; N is a mismatch).
-pub fn find_many(bi: &BiIndex<'_>, table: &KmerTable, reads: &[&[u8]], k: u8) -> Vec<Strands> {
+pub fn find_many(
+    bi: &BiIndex<'_>,
+    pac: &[u8],
+    table: &KmerTable,
+    reads: &[&[u8]],
+    k: u8,
+) -> Vec<Strands> {
     if k == 0 {
         let (ivs, _) = search_intervals(&bi.fwd, table, reads);
-        return ivs
-            .into_iter()
-            .map(|[f, r]| [as_found(f), as_found(r)])
-            .collect();
+        return ivs.into_iter().map(Strands::exact).collect();
     }
     let mut codes = Vec::new();
     reads
         .iter()
         .map(|seq| {
-            let mut out: Strands = [Vec::new(), Vec::new()];
-            codes.clear();
-            codes.extend(seq.iter().map(|&b| CODE[b as usize]));
-            search::search(bi, &codes, k, &mut out[0]);
-            codes.clear();
-            codes.extend(seq.iter().rev().map(|&b| {
-                let c = CODE[b as usize];
-                if c < 4 { 3 - c } else { 4 }
-            }));
-            search::search(bi, &codes, k, &mut out[1]);
+            let mut out = Strands::default();
+            for (strand, (rows, pos)) in out.rows.iter_mut().zip(&mut out.pos).enumerate() {
+                codes.clear();
+                if strand == 0 {
+                    codes.extend(seq.iter().map(|&b| CODE[b as usize]));
+                } else {
+                    codes.extend(seq.iter().rev().map(|&b| {
+                        let c = CODE[b as usize];
+                        if c < 4 { 3 - c } else { 4 }
+                    }));
+                }
+                search::search_verify(bi, pac, &codes, k, VERIFY_MAX, rows, pos);
+            }
             out
         })
         .collect()
@@ -281,10 +308,7 @@ pub fn exact_hits_many(
     reads: &[&[u8]],
 ) -> Vec<Vec<Hit>> {
     let (ivs, _) = search_intervals(fm, table, reads);
-    let found: Vec<Strands> = ivs
-        .into_iter()
-        .map(|[f, r]| [as_found(f), as_found(r)])
-        .collect();
+    let found: Vec<Strands> = ivs.into_iter().map(Strands::exact).collect();
     locate_all(fm, segments, reads, &found, |_| true)
 }
 
@@ -295,7 +319,7 @@ pub fn hits_many(index: &Index, reads: &[&[u8]], k: u8) -> Vec<Vec<Hit>> {
         fwd: index.fm(),
         rev: index.rev_fm(),
     };
-    let found = find_many(&bi, &KmerTable::new(&bi.fwd, 0), reads, k);
+    let found = find_many(&bi, index.pac(), &KmerTable::new(&bi.fwd, 0), reads, k);
     locate_all(&bi.fwd, &index.segments, reads, &found, |_| true)
 }
 
@@ -312,7 +336,7 @@ fn locate_all(
     let mut rows = Vec::new();
     for (k, st) in found.iter().enumerate() {
         if wanted(k) {
-            for f in st.iter().flatten() {
+            for f in st.rows.iter().flatten() {
                 rows.extend(f.rows.lo..f.rows.hi);
             }
         }
@@ -324,24 +348,33 @@ fn locate_all(
     for (k, (seq, st)) in reads.iter().zip(found).enumerate() {
         let mut hits = Vec::new();
         if wanted(k) {
-            for (rev, strand) in [(false, &st[0]), (true, &st[1])] {
-                for f in strand {
+            let len = seq.len() as u64;
+            let mut keep = |p: u64, nm: u8, rev: bool| {
+                if let Some((contig, pos)) = segments.resolve(p, len) {
+                    hits.push(Hit {
+                        nm,
+                        contig,
+                        pos,
+                        rev,
+                        text_pos: p,
+                    });
+                }
+            };
+            for (s, rev) in [(0, false), (1, true)] {
+                for f in &st.rows[s] {
                     let n = f.rows.len() as usize;
                     for &p in &pos[at..at + n] {
-                        if let Some((contig, pos)) = segments.resolve(p, seq.len() as u64) {
-                            hits.push(Hit {
-                                nm: f.mismatches,
-                                contig,
-                                pos,
-                                rev,
-                                text_pos: p,
-                            });
-                        }
+                        keep(p, f.mismatches, rev);
                     }
                     at += n;
                 }
+                for &(p, nm) in &st.pos[s] {
+                    keep(p, nm, rev);
+                }
             }
+            // A verified seed and a searched one can find the same alignment.
             hits.sort_unstable();
+            hits.dedup();
         }
         out.push(hits);
     }
@@ -351,8 +384,11 @@ fn locate_all(
 /// Rows in the best stratum (fewest mismatches) and in the next one.
 fn strata_rows(st: &Strands) -> (u64, u64) {
     let mut per = [0u64; search::MAX_MISMATCHES as usize + 1];
-    for f in st.iter().flatten() {
+    for f in st.rows.iter().flatten() {
         per[f.mismatches as usize] += f.rows.len();
+    }
+    for &(_, nm) in st.pos.iter().flatten() {
+        per[nm as usize] += 1;
     }
     let mut present = per.iter().copied().filter(|&r| r > 0);
     (present.next().unwrap_or(0), present.next().unwrap_or(0))
@@ -370,27 +406,41 @@ fn sample_hits(
     start: u64,
     want: usize,
 ) -> Vec<Hit> {
-    let mut parts: Vec<(u8, bool, Interval)> = [(false, &st[0]), (true, &st[1])]
-        .into_iter()
-        .flat_map(|(rev, s)| s.iter().map(move |f| (f.mismatches, rev, f.rows)))
-        .collect();
-    parts.sort_unstable_by_key(|&(mm, rev, iv)| (mm, rev, iv.lo));
+    // Candidates in stratum order: row intervals, and verified positions as
+    // one-element "intervals" (`located`: the start is the text position).
+    let mut parts: Vec<(u8, bool, Interval, bool)> = Vec::new();
+    for (s, rev) in [(0, false), (1, true)] {
+        parts.extend(
+            st.rows[s]
+                .iter()
+                .map(|f| (f.mismatches, rev, f.rows, false)),
+        );
+        parts.extend(
+            st.pos[s]
+                .iter()
+                .map(|&(p, nm)| (nm, rev, Interval { lo: p, hi: p + 1 }, true)),
+        );
+    }
+    parts.sort_unstable_by_key(|&(mm, rev, iv, located)| (mm, rev, located, iv.lo));
     let total: u64 = parts.iter().map(|p| p.2.len()).sum();
-    let mut hits = Vec::with_capacity(want);
+    let mut hits: Vec<Hit> = Vec::with_capacity(want);
     for t in 0..total {
         let mut idx = (start + t) % total;
-        let (nm, rev, row) = parts
+        let (nm, rev, row, located) = parts
             .iter()
-            .find_map(|&(mm, rev, iv)| {
+            .find_map(|&(mm, rev, iv, located)| {
                 if idx < iv.len() {
-                    Some((mm, rev, iv.lo + idx))
+                    Some((mm, rev, iv.lo + idx, located))
                 } else {
                     idx -= iv.len();
                     None
                 }
             })
             .expect("idx < total");
-        let p = fm.locate(row);
+        let p = if located { row } else { fm.locate(row) };
+        if hits.iter().any(|h| h.text_pos == p && h.rev == rev) {
+            continue;
+        }
         if let Some((contig, pos)) = segments.resolve(p, len as u64) {
             hits.push(Hit {
                 nm,
@@ -546,6 +596,7 @@ fn process_batch(
         rev: index.rev_fm(),
     };
     let fm = bi.fwd;
+    let pac = index.pac();
     let chunks: Vec<(Vec<u8>, MapStats)> = (0..batch.len().div_ceil(CHUNK_READS))
         .into_par_iter()
         .map(|c| {
@@ -553,7 +604,7 @@ fn process_batch(
             let mut st = MapStats::default();
             let range = c * CHUNK_READS..((c + 1) * CHUNK_READS).min(batch.len());
             let seqs: Vec<&[u8]> = range.clone().map(|i| batch.get(i).seq).collect();
-            let found = find_many(&bi, table, &seqs, cfg.mismatches);
+            let found = find_many(&bi, pac, table, &seqs, cfg.mismatches);
             let rows = |k: usize| rows_of(&found[k]);
             let cap = cfg.locate_cap();
             let mut all =

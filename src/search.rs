@@ -228,46 +228,140 @@ pub fn search(bi: &BiIndex<'_>, codes: &[u8], k: u8, out: &mut Vec<Found>) -> u6
         // Every m-mer of the text is within k: too short for k + 1 parts.
         return backtrack(&bi.fwd, codes, k, out);
     }
-    let kk = k as usize;
     let mut work = 0;
-    for i in 0..=kk {
-        let ord = order(kk, i);
-        let mut steps = Vec::with_capacity(m);
-        let mut parts = vec![(0, 0, 0u8); kk + 1];
-        for &p in &ord {
-            let (s, e) = part(m, kk, p);
-            let right = p > i;
-            let first = steps.len();
-            if right {
-                steps.extend((s..e).map(|x| (x, true, p)));
-            } else {
-                steps.extend((s..e).rev().map(|x| (x, false, p)));
-            }
-            // Parts left of the exact one carry at least one mismatch, so
-            // that each alignment is found by one search only.
-            let min_mm = u8::from(p < i);
-            parts[p] = (first, steps.len() - 1, min_mm);
-        }
-        // Part i is exact: cap its mismatches by making every substitution
-        // exceed the budget there.
-        let mut srch = Search {
-            bi,
-            codes,
-            k,
-            steps,
-            parts,
-            out,
-            work: 0,
-        };
-        let exact_len = {
-            let (s, e) = part(m, kk, i);
-            e - s
-        };
-        srch.run_exact_then(exact_len);
-        work += srch.work;
+    for i in 0..=k as usize {
+        work += scheme(bi, codes, k, i, out);
     }
     // Each alignment is in one interval already; sort for a stable order.
     out[start..].sort_unstable();
+    work
+}
+
+/// Search `i` of the scheme for `k` mismatches (`k < codes.len()`): part
+/// `i` exact, then right to the last part, then left to the first, with at
+/// least one mismatch in each part left of `i`. Returns the steps taken.
+fn scheme(bi: &BiIndex<'_>, codes: &[u8], k: u8, i: usize, out: &mut Vec<Found>) -> u64 {
+    let (m, kk) = (codes.len(), k as usize);
+    let mut steps = Vec::with_capacity(m);
+    let mut parts = vec![(0, 0, 0u8); kk + 1];
+    for p in order(kk, i) {
+        let (s, e) = part(m, kk, p);
+        let right = p > i;
+        let first = steps.len();
+        if right {
+            steps.extend((s..e).map(|x| (x, true, p)));
+        } else {
+            steps.extend((s..e).rev().map(|x| (x, false, p)));
+        }
+        // Parts left of the exact one carry at least one mismatch, so
+        // that each alignment is found by one search only.
+        parts[p] = (first, steps.len() - 1, u8::from(p < i));
+    }
+    let (s, e) = part(m, kk, i);
+    let mut srch = Search {
+        bi,
+        codes,
+        k,
+        steps,
+        parts,
+        out,
+        work: 0,
+    };
+    srch.run_exact_then(e - s);
+    srch.work
+}
+
+/// Mismatches between `codes` and the text at `start` (`pac` as in the
+/// index's PAC section), or `None` past `k`.
+#[inline]
+pub fn hamming(pac: &[u8], start: u64, codes: &[u8], k: u8) -> Option<u8> {
+    let mut mm = 0u8;
+    for (i, &c) in codes.iter().enumerate() {
+        if crate::build::packed_base(pac, start + i as u64) != c {
+            mm += 1;
+            if mm > k {
+                return None;
+            }
+        }
+    }
+    Some(mm)
+}
+
+/// Seed and verify, with the search schemes where seeds repeat: each part
+/// of the read is matched exactly (backward search); a part with at most
+/// `verify_max` occurrences has each one located and the whole read
+/// compared with the text there (`pac`, `n` bases); a part with more runs
+/// its search of the scheme instead. Every alignment with at most `k`
+/// mismatches is found: its leftmost exact part is either verified or
+/// searched. Alignments found twice (two exact parts) come out once in
+/// `positions` (text start, mismatches); `rows` are as from [`search`] and
+/// may repeat a position of `positions` (callers deduplicate after
+/// locate). Returns the steps taken (backward, bidirectional and LF).
+pub fn search_verify(
+    bi: &BiIndex<'_>,
+    pac: &[u8],
+    codes: &[u8],
+    k: u8,
+    verify_max: u64,
+    rows: &mut Vec<Found>,
+    positions: &mut Vec<(u64, u8)>,
+) -> u64 {
+    let m = codes.len();
+    if m == 0 {
+        return 0;
+    }
+    let k = k.min(MAX_MISMATCHES);
+    if k as usize >= m {
+        return backtrack(&bi.fwd, codes, k, rows);
+    }
+    let (fm, n) = (&bi.fwd, bi.fwd.n);
+    let first = positions.len();
+    let mut work = 0;
+    for i in 0..=k as usize {
+        let (s, e) = part(m, k as usize, i);
+        let mut iv = fm.full();
+        for &c in codes[s..e].iter().rev() {
+            if c > 3 {
+                iv.hi = iv.lo;
+                break;
+            }
+            iv = fm.extend(iv, c);
+            work += 1;
+            if iv.is_empty() {
+                break;
+            }
+        }
+        if iv.is_empty() {
+            continue;
+        }
+        if iv.len() > verify_max {
+            work += scheme(bi, codes, k, i, rows);
+            continue;
+        }
+        for row in iv.lo..iv.hi {
+            let p = fm.locate(row);
+            work += 1;
+            let Some(start) = p.checked_sub(s as u64) else {
+                continue;
+            };
+            if start + m as u64 > n {
+                continue;
+            }
+            if let Some(mm) = hamming(pac, start, codes, k) {
+                positions.push((start, mm));
+            }
+        }
+    }
+    positions[first..].sort_unstable();
+    let mut keep = first;
+    for j in first..positions.len() {
+        if j == first || positions[j] != positions[keep - 1] {
+            positions[keep] = positions[j];
+            keep += 1;
+        }
+    }
+    positions.truncate(keep);
+    rows.sort_unstable();
     work
 }
 
@@ -411,6 +505,15 @@ mod tests {
         let mut bt = Vec::new();
         backtrack(&bi.fwd, &codes, k, &mut bt);
         assert_eq!(positions(&index, &bt), want, "backtrack");
+        for verify_max in [0, 1, 4, u64::MAX] {
+            let (mut rows, mut pos) = (Vec::new(), Vec::new());
+            search_verify(&bi, index.pac(), &codes, k, verify_max, &mut rows, &mut pos);
+            let mut all = positions(&index, &rows);
+            all.extend(pos);
+            all.sort_unstable();
+            all.dedup();
+            assert_eq!(all, want, "search_verify {verify_max}");
+        }
         // Each occurrence once: the intervals are disjoint.
         let rows: u64 = found.iter().map(|f| f.rows.len()).sum();
         assert_eq!(rows as usize, want.len(), "an occurrence found twice");
