@@ -10,7 +10,7 @@ use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
 use fmalign::index::{DEFAULT_SA_SAMPLE, Index, IndexConfig, build_and_write, temp_path};
-use fmalign::map::{MapConfig, Report, map_reads};
+use fmalign::map::{MapConfig, Report, SearchMode, map_reads};
 use fmalign::sa::{Device, SaAlgorithm};
 
 #[derive(Parser)]
@@ -115,6 +115,9 @@ struct MapArgs {
     /// Report only alignments of the best stratum (fewest mismatches), as bowtie --strata
     #[arg(long)]
     strata: bool,
+    /// Search method for -v (benchmarks: every method gives the same alignments)
+    #[arg(long, value_enum, default_value_t = SearchMode::Verify, hide = true)]
+    search: SearchMode,
     /// Write SAM here instead of stdout
     #[arg(short = 'o', long = "output", value_name = "OUT.sam")]
     output: Option<PathBuf>,
@@ -279,6 +282,7 @@ fn run_map(a: MapArgs) -> Result<()> {
         max_locate: a.max_locate,
         mismatches: a.mismatches,
         strata: a.strata,
+        search: a.search,
     };
     let t = Instant::now();
     let index_path = resolve_index(&a.index)?;

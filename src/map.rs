@@ -32,6 +32,19 @@ pub enum Report {
     All,
 }
 
+/// How `-v K` searches (all give the same alignments; `verify` is the
+/// fastest, the others are kept for benchmarks and as cross-checks).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum SearchMode {
+    /// Seed and verify, search schemes for repeated seeds.
+    #[default]
+    Verify,
+    /// Bidirectional search schemes only.
+    Schemes,
+    /// Backtracking over the text's index alone.
+    Backtrack,
+}
+
 /// Options of `fmalign map`.
 #[derive(Clone, Debug)]
 pub struct MapConfig {
@@ -53,6 +66,8 @@ pub struct MapConfig {
     pub mismatches: u8,
     /// Report only the best stratum (`--strata`).
     pub strata: bool,
+    /// Search method for `-v K` (hidden option `--search`).
+    pub search: SearchMode,
 }
 
 impl MapConfig {
@@ -88,6 +103,7 @@ impl Default for MapConfig {
             max_locate: 100_000,
             mismatches: 0,
             strata: false,
+            search: SearchMode::Verify,
         }
     }
 }
@@ -271,6 +287,7 @@ pub fn find_many(
     table: &KmerTable,
     reads: &[&[u8]],
     k: u8,
+    mode: SearchMode,
 ) -> Vec<Strands> {
     if k == 0 {
         let (ivs, _) = search_intervals(&bi.fwd, table, reads);
@@ -291,7 +308,17 @@ pub fn find_many(
                         if c < 4 { 3 - c } else { 4 }
                     }));
                 }
-                search::search_verify(bi, pac, &codes, k, VERIFY_MAX, rows, pos);
+                match mode {
+                    SearchMode::Verify => {
+                        search::search_verify(bi, pac, &codes, k, VERIFY_MAX, rows, pos);
+                    }
+                    SearchMode::Schemes => {
+                        search::search(bi, &codes, k, rows);
+                    }
+                    SearchMode::Backtrack => {
+                        search::backtrack(&bi.fwd, &codes, k, rows);
+                    }
+                }
             }
             out
         })
@@ -319,7 +346,8 @@ pub fn hits_many(index: &Index, reads: &[&[u8]], k: u8) -> Vec<Vec<Hit>> {
         fwd: index.fm(),
         rev: index.rev_fm(),
     };
-    let found = find_many(&bi, index.pac(), &KmerTable::new(&bi.fwd, 0), reads, k);
+    let table = KmerTable::new(&bi.fwd, 0);
+    let found = find_many(&bi, index.pac(), &table, reads, k, SearchMode::Verify);
     locate_all(&bi.fwd, &index.segments, reads, &found, |_| true)
 }
 
@@ -604,7 +632,7 @@ fn process_batch(
             let mut st = MapStats::default();
             let range = c * CHUNK_READS..((c + 1) * CHUNK_READS).min(batch.len());
             let seqs: Vec<&[u8]> = range.clone().map(|i| batch.get(i).seq).collect();
-            let found = find_many(&bi, pac, table, &seqs, cfg.mismatches);
+            let found = find_many(&bi, pac, table, &seqs, cfg.mismatches, cfg.search);
             let rows = |k: usize| rows_of(&found[k]);
             let cap = cfg.locate_cap();
             let mut all =
