@@ -882,7 +882,12 @@ impl Backend for Cuda {
 
     fn segment_lengths<W: Word>(&self, heads: &DevBuf<u8>) -> Result<DevBuf<W>> {
         let m = heads.len;
-        let mut ids: DevBuf<W> = self.widen(heads)?;
+        // Segment numbers need heads of exactly 1 (the CPU accepts any
+        // nonzero flag): normalise, then scan.
+        let wide: DevBuf<W> = self.widen(heads)?;
+        let ones = self.in_range(&wide, 1, u64::MAX)?;
+        drop(wide);
+        let mut ids: DevBuf<W> = self.widen(&ones)?;
         self.scan(&mut ids.s, m, true)?;
         let starts: DevBuf<W> = self.compact_index(heads)?;
         let (mut out, name, m64) = self.map_out::<W>("segment_lengths", m)?;
