@@ -255,11 +255,19 @@ fn map_fails(name: &str, fastq: &[u8], needles: &[&str]) {
     // has been written for earlier batches).
     let mut after = good.clone();
     after.extend_from_slice(fastq);
-    for (text, batch) in [(fastq, "1000000"), (&after[..], "1"), (&after[..], "100")] {
+    // The rules are the same with mismatches allowed (-v 2).
+    for (text, batch, v) in [
+        (fastq, "1000000", "0"),
+        (&after[..], "1", "0"),
+        (&after[..], "100", "0"),
+        (&after[..], "100", "2"),
+    ] {
         std::fs::write(d.join(name), text).unwrap();
         fails(
             d,
-            &["map", "-q", "-K", batch, "-o", "out.sam", "ref.fa", name],
+            &[
+                "map", "-q", "-v", v, "-K", batch, "-o", "out.sam", "ref.fa", name,
+            ],
             None,
             &all,
         );
@@ -365,6 +373,37 @@ fn not_an_index() {
     v[12] = 9;
     std::fs::write(d.join("v9.fmi"), &v).unwrap();
     index_refused(d, "v9.fmi", &[]);
+    // A well-formed header of format version 1 (before the mirror index):
+    // refused with a request to rebuild, not as damage.
+    let mut v1 = std::fs::read(d.join("ref.fa.fmi")).unwrap();
+    v1[12..16].copy_from_slice(&1u32.to_le_bytes());
+    let crc = crc32(&v1[..36]);
+    v1[36..40].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(d.join("v1.fmi"), &v1).unwrap();
+    index_refused(
+        d,
+        "v1.fmi",
+        &[
+            "unsupported index format version 1",
+            "rebuild it with `fmalign index`",
+        ],
+    );
+}
+
+/// CRC-32 (IEEE, as the index header uses), bit by bit.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= b as u32;
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
 }
 
 #[test]
@@ -384,6 +423,8 @@ fn truncated_index() {
         100,
         319,
         320,
+        383,
+        384,
         500,
         n / 2,
         n - 64,
@@ -413,10 +454,10 @@ fn describe_offset(bytes: &[u8], off: usize) -> String {
     if off < 64 {
         return "header".into();
     }
-    if off < 64 + 8 * 32 {
+    if off < 64 + 10 * 32 {
         return "section table".into();
     }
-    for s in 0..8 {
+    for s in 0..10 {
         let e = 64 + 32 * s;
         let (o, l) = (u64_at(e + 8), u64_at(e + 16));
         if (o..o + l).contains(&off) {
