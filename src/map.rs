@@ -293,6 +293,35 @@ pub fn find_many(
         let (ivs, _) = search_intervals(&bi.fwd, table, reads);
         return ivs.into_iter().map(Strands::exact).collect();
     }
+    if mode == SearchMode::Verify {
+        // Both strands of every read, searched together (interleaved).
+        let codes: Vec<Vec<u8>> = reads
+            .iter()
+            .flat_map(|seq| {
+                let fwd: Vec<u8> = seq.iter().map(|&b| CODE[b as usize]).collect();
+                let rev: Vec<u8> = fwd
+                    .iter()
+                    .rev()
+                    .map(|&c| if c < 4 { 3 - c } else { 4 })
+                    .collect();
+                [fwd, rev]
+            })
+            .collect();
+        let patterns: Vec<&[u8]> = codes.iter().map(|c| c.as_slice()).collect();
+        let mut found =
+            search::search_verify_many(bi, pac, &patterns, k, VERIFY_MAX, INTERLEAVE).into_iter();
+        return reads
+            .iter()
+            .map(|_| {
+                let (fr, fp) = found.next().expect("forward strand");
+                let (rr, rp) = found.next().expect("reverse strand");
+                Strands {
+                    rows: [fr, rr],
+                    pos: [fp, rp],
+                }
+            })
+            .collect();
+    }
     let mut codes = Vec::new();
     reads
         .iter()

@@ -365,6 +365,135 @@ pub fn search_verify(
     work
 }
 
+/// Exact backward searches of many patterns (codes 0..=3; a 4 matches
+/// nothing), `lanes` in lockstep: each step prefetches the Occ lines of the
+/// next one, so the cache misses of different patterns overlap.
+pub fn exact_many(fm: &FmIndex<'_>, patterns: &[&[u8]], lanes: usize) -> Vec<Interval> {
+    let empty = Interval { lo: 0, hi: 0 };
+    let mut out = vec![empty; patterns.len()];
+    // (pattern, bases still to match, interval)
+    let mut slots: Vec<(usize, usize, Interval)> = Vec::with_capacity(lanes);
+    let mut next = 0;
+    let mut refill = |slots: &mut Vec<(usize, usize, Interval)>, at: Option<usize>| {
+        while next < patterns.len() {
+            let p = next;
+            next += 1;
+            if patterns[p].is_empty() {
+                out[p] = fm.full();
+                continue;
+            }
+            match at {
+                Some(j) => slots[j] = (p, patterns[p].len(), fm.full()),
+                None => slots.push((p, patterns[p].len(), fm.full())),
+            }
+            return true;
+        }
+        false
+    };
+    while slots.len() < lanes && refill(&mut slots, None) {}
+    let mut done: Vec<(usize, Interval)> = Vec::new();
+    while !slots.is_empty() {
+        let mut j = 0;
+        while j < slots.len() {
+            let (p, left, iv) = slots[j];
+            let c = patterns[p][left - 1];
+            let nv = if c > 3 { empty } else { fm.extend(iv, c) };
+            if nv.is_empty() || left == 1 {
+                done.push((p, nv));
+                if !refill(&mut slots, Some(j)) {
+                    slots.swap_remove(j);
+                    continue;
+                }
+            } else {
+                slots[j] = (p, left - 1, nv);
+                fm.prefetch(nv.lo);
+                fm.prefetch(nv.hi);
+            }
+            j += 1;
+        }
+    }
+    drop(refill);
+    for (p, iv) in done {
+        out[p] = iv;
+    }
+    out
+}
+
+/// [`search_verify`] of many patterns at once (each a whole read on one
+/// strand, codes 0..=3 or 4 for N): the exact searches of all parts run
+/// interleaved ([`exact_many`]), and so do the locates of the seeds to
+/// verify ([`FmIndex::locate_many`]); seeds that repeat more than
+/// `verify_max` times run their search of the scheme. Returns, per pattern,
+/// the row intervals and the verified (text position, mismatches), sorted
+/// and without repeats within each list.
+pub fn search_verify_many(
+    bi: &BiIndex<'_>,
+    pac: &[u8],
+    patterns: &[&[u8]],
+    k: u8,
+    verify_max: u64,
+    lanes: usize,
+) -> Vec<(Vec<Found>, Vec<(u64, u8)>)> {
+    let k = k.min(MAX_MISMATCHES);
+    let kk = k as usize;
+    let (fm, n) = (&bi.fwd, bi.fwd.n);
+    let mut out: Vec<(Vec<Found>, Vec<(u64, u8)>)> = vec![(Vec::new(), Vec::new()); patterns.len()];
+    // Every part of every pattern long enough for k + 1 parts.
+    let mut seeds: Vec<(usize, usize)> = Vec::new(); // (pattern, part)
+    let mut slices: Vec<&[u8]> = Vec::new();
+    for (q, pat) in patterns.iter().enumerate() {
+        let m = pat.len();
+        if m == 0 {
+            continue;
+        }
+        if kk >= m {
+            backtrack(fm, pat, k, &mut out[q].0);
+            continue;
+        }
+        for i in 0..=kk {
+            let (s, e) = part(m, kk, i);
+            seeds.push((q, i));
+            slices.push(&pat[s..e]);
+        }
+    }
+    let ivs = exact_many(fm, &slices, lanes);
+    let mut rows = Vec::new();
+    let mut owner = Vec::new();
+    for (x, (&(q, i), iv)) in seeds.iter().zip(&ivs).enumerate() {
+        if iv.is_empty() {
+            continue;
+        }
+        if iv.len() > verify_max {
+            scheme(bi, patterns[q], k, i, &mut out[q].0);
+        } else {
+            rows.extend(iv.lo..iv.hi);
+            owner.extend(std::iter::repeat_n(x, iv.len() as usize));
+        }
+    }
+    let mut pos = Vec::new();
+    fm.locate_many(&rows, lanes, &mut pos);
+    for (&p, &x) in pos.iter().zip(&owner) {
+        let (q, i) = seeds[x];
+        let pat = patterns[q];
+        let (s, _) = part(pat.len(), kk, i);
+        let Some(start) = p.checked_sub(s as u64) else {
+            continue;
+        };
+        if start + pat.len() as u64 > n {
+            continue;
+        }
+        if let Some(mm) = hamming(pac, start, pat, k) {
+            out[q].1.push((start, mm));
+        }
+    }
+    for (r, v) in &mut out {
+        r.sort_unstable();
+        v.sort_unstable();
+        v.dedup();
+    }
+    out
+}
+
 impl Search<'_, '_> {
     /// Matches the first `exact` steps (part i) without mismatches, then
     /// runs the rest with substitutions.
@@ -505,6 +634,16 @@ mod tests {
         let mut bt = Vec::new();
         backtrack(&bi.fwd, &codes, k, &mut bt);
         assert_eq!(positions(&index, &bt), want, "backtrack");
+        for lanes in [1, 3] {
+            let many = search_verify_many(&bi, index.pac(), &[&codes, &codes], k, 2, lanes);
+            for (rows, pos) in many {
+                let mut all = positions(&index, &rows);
+                all.extend(pos);
+                all.sort_unstable();
+                all.dedup();
+                assert_eq!(all, want, "search_verify_many, {lanes} lanes");
+            }
+        }
         for verify_max in [0, 1, 4, u64::MAX] {
             let (mut rows, mut pos) = (Vec::new(), Vec::new());
             search_verify(&bi, index.pac(), &codes, k, verify_max, &mut rows, &mut pos);
