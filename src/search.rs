@@ -412,12 +412,14 @@ pub fn exact_many(fm: &FmIndex<'_>, patterns: &[&[u8]], lanes: usize) -> Vec<Int
             j += 1;
         }
     }
-    drop(refill);
     for (p, iv) in done {
         out[p] = iv;
     }
     out
 }
+
+/// Per pattern: row intervals, and verified (text position, mismatches).
+pub type Verified = (Vec<Found>, Vec<(u64, u8)>);
 
 /// [`search_verify`] of many patterns at once (each a whole read on one
 /// strand, codes 0..=3 or 4 for N): the exact searches of all parts run
@@ -433,11 +435,11 @@ pub fn search_verify_many(
     k: u8,
     verify_max: u64,
     lanes: usize,
-) -> Vec<(Vec<Found>, Vec<(u64, u8)>)> {
+) -> Vec<Verified> {
     let k = k.min(MAX_MISMATCHES);
     let kk = k as usize;
     let (fm, n) = (&bi.fwd, bi.fwd.n);
-    let mut out: Vec<(Vec<Found>, Vec<(u64, u8)>)> = vec![(Vec::new(), Vec::new()); patterns.len()];
+    let mut out: Vec<Verified> = vec![(Vec::new(), Vec::new()); patterns.len()];
     // Every part of every pattern long enough for k + 1 parts.
     let mut seeds: Vec<(usize, usize)> = Vec::new(); // (pattern, part)
     let mut slices: Vec<&[u8]> = Vec::new();
