@@ -210,7 +210,10 @@ fn build_typed<P: Pos>(
     let reversed: Vec<u8> = text.iter().rev().copied().collect();
     drop(text);
     report.fm_seconds += t.elapsed().as_secs_f64();
-    let (rev, reversed) = fm_tables::<P>(reversed, cfg, 63, &mut on_gpu, &mut report, &mut log)?;
+    // --stats logs the text's rounds only; the reversed text's follow the
+    // same course and would double every table that reads them.
+    let mut quiet = |_: &sa::Round| {};
+    let (rev, reversed) = fm_tables::<P>(reversed, cfg, 63, &mut on_gpu, &mut report, &mut quiet)?;
     drop(reversed);
     report.device = if on_gpu { "gpu" } else { "cpu" };
     report.file_bytes = write_sections(sink, &layout, n, cfg.sa_sample, &parts, &rev, &pac)?;

@@ -85,7 +85,7 @@ struct IndexArgs {
     /// Where to build: auto = the GPU for references of 4 Mbp or more when one is present
     #[arg(long, value_enum, default_value_t = Device::Auto)]
     device: Device,
-    /// Log each round of --sa hybrid/skew/ls to stderr (h, suffixes still unsorted, groups, time)
+    /// Log each round of --sa hybrid/skew/ls to stderr (h, suffixes still unsorted, groups, time; the text's suffix array, not the mirror index's)
     #[arg(long)]
     stats: bool,
     /// No log messages (warnings and errors still print)
