@@ -115,6 +115,9 @@ struct MapArgs {
     /// Report only alignments of the best stratum (fewest mismatches), as bowtie --strata
     #[arg(long)]
     strata: bool,
+    /// Where to search exact reads: auto = the GPU when one is present (-v K runs on the CPU)
+    #[arg(long, value_enum, default_value_t = Device::Auto)]
+    device: Device,
     /// Search method for -v (benchmarks: every method gives the same alignments)
     #[arg(long, value_enum, default_value_t = SearchMode::Verify, hide = true)]
     search: SearchMode,
@@ -283,6 +286,7 @@ fn run_map(a: MapArgs) -> Result<()> {
         mismatches: a.mismatches,
         strata: a.strata,
         search: a.search,
+        device: a.device,
     };
     let t = Instant::now();
     let index_path = resolve_index(&a.index)?;
@@ -350,15 +354,25 @@ fn run_map(a: MapArgs) -> Result<()> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    for notice in &stats.notices {
+        log(a.quiet, format_args!("{notice}"));
+    }
+    if stats.gpu_fallbacks > 0 {
+        eprintln!(
+            "[fmalign] warning: the GPU failed on {} chunks of reads; they were mapped on the CPU",
+            stats.gpu_fallbacks
+        );
+    }
     log(
         a.quiet,
         format_args!(
-            "mapped {} of {} reads ({} alignments) in {:.2} s, {:.0} reads/s",
+            "mapped {} of {} reads ({} alignments) in {:.2} s, {:.0} reads/s ({})",
             stats.mapped,
             stats.reads,
             stats.alignments,
             t.elapsed().as_secs_f64(),
-            fmalign::map::rate(stats.reads, t)
+            fmalign::map::rate(stats.reads, t),
+            stats.device
         ),
     );
     Ok(())

@@ -68,6 +68,8 @@ pub struct MapConfig {
     pub strata: bool,
     /// Search method for `-v K` (hidden option `--search`).
     pub search: SearchMode,
+    /// Where to search (`--device`): the GPU for exact mapping when present.
+    pub device: crate::sa::Device,
 }
 
 impl MapConfig {
@@ -104,7 +106,26 @@ impl Default for MapConfig {
             mismatches: 0,
             strata: false,
             search: SearchMode::Verify,
+            device: crate::sa::Device::Auto,
         }
+    }
+}
+
+/// The device searching exact reads (`--device gpu`): the FM-index in
+/// device memory; an uninhabited stand-in without the `gpu` feature.
+#[cfg(feature = "gpu")]
+pub type Dev = crate::gpu::map::DeviceIndex;
+/// The device searching exact reads: none without the `gpu` feature.
+#[cfg(not(feature = "gpu"))]
+pub enum Dev {}
+
+#[cfg(not(feature = "gpu"))]
+impl Dev {
+    fn exact(&self, _: &[&[u8]]) -> Result<Vec<[Interval; 2]>> {
+        match *self {}
+    }
+    fn locate(&self, _: &[u64]) -> Result<Vec<u64>> {
+        match *self {}
     }
 }
 
@@ -119,6 +140,12 @@ pub struct MapStats {
     pub mapped: u64,
     /// Records written for hits (primary and secondary).
     pub alignments: u64,
+    /// Chunks the GPU failed on, mapped on the CPU instead.
+    pub gpu_fallbacks: u64,
+    /// `cpu` or `gpu`: where reads were searched.
+    pub device: &'static str,
+    /// One-line notices (why the GPU was not used).
+    pub notices: Vec<String>,
 }
 
 impl MapStats {
@@ -127,6 +154,7 @@ impl MapStats {
         self.bases += other.bases;
         self.mapped += other.mapped;
         self.alignments += other.alignments;
+        self.gpu_fallbacks += other.gpu_fallbacks;
     }
 }
 
@@ -390,6 +418,19 @@ fn locate_all(
     found: &[Strands],
     wanted: impl Fn(usize) -> bool,
 ) -> Vec<Vec<Hit>> {
+    locate_all_on(fm, None, segments, reads, found, wanted).0
+}
+
+/// [`locate_all`], the rows located on `dev` when given (on the CPU if it
+/// fails: the second result says so).
+fn locate_all_on(
+    fm: &FmIndex<'_>,
+    dev: Option<&Dev>,
+    segments: &Segments,
+    reads: &[&[u8]],
+    found: &[Strands],
+    wanted: impl Fn(usize) -> bool,
+) -> (Vec<Vec<Hit>>, bool) {
     let mut rows = Vec::new();
     for (k, st) in found.iter().enumerate() {
         if wanted(k) {
@@ -398,8 +439,18 @@ fn locate_all(
             }
         }
     }
-    let mut pos = Vec::new();
-    fm.locate_many(&rows, INTERLEAVE, &mut pos);
+    let mut fell_back = false;
+    let mut pos = match dev.map(|d| d.locate(&rows)) {
+        Some(Ok(p)) => p,
+        Some(Err(_)) => {
+            fell_back = true;
+            Vec::new()
+        }
+        None => Vec::new(),
+    };
+    if pos.len() != rows.len() {
+        fm.locate_many(&rows, INTERLEAVE, &mut pos);
+    }
     let mut at = 0;
     let mut out = Vec::with_capacity(reads.len());
     for (k, (seq, st)) in reads.iter().zip(found).enumerate() {
@@ -435,7 +486,7 @@ fn locate_all(
         }
         out.push(hits);
     }
-    out
+    (out, fell_back)
 }
 
 /// Rows in the best stratum (fewest mismatches) and in the next one.
@@ -647,7 +698,10 @@ fn process_batch(
     index: &Index,
     table: &KmerTable,
     cfg: &MapConfig,
+    dev: Option<&Dev>,
 ) -> (Vec<Vec<u8>>, MapStats) {
+    // The device searches exact reads only (-v 0).
+    let dev = dev.filter(|_| cfg.mismatches == 0);
     let bi = BiIndex {
         fwd: index.fm(),
         rev: index.rev_fm(),
@@ -661,11 +715,18 @@ fn process_batch(
             let mut st = MapStats::default();
             let range = c * CHUNK_READS..((c + 1) * CHUNK_READS).min(batch.len());
             let seqs: Vec<&[u8]> = range.clone().map(|i| batch.get(i).seq).collect();
-            let found = find_many(&bi, pac, table, &seqs, cfg.mismatches, cfg.search);
+            let on_device = dev.map(|d| d.exact(&seqs));
+            let device_failed = matches!(on_device, Some(Err(_)));
+            let found = match on_device {
+                Some(Ok(ivs)) => ivs.into_iter().map(Strands::exact).collect(),
+                _ => find_many(&bi, pac, table, &seqs, cfg.mismatches, cfg.search),
+            };
             let rows = |k: usize| rows_of(&found[k]);
             let cap = cfg.locate_cap();
-            let mut all =
-                locate_all(&fm, &index.segments, &seqs, &found, |k| rows(k) <= cap).into_iter();
+            let (all, located_on_cpu) =
+                locate_all_on(&fm, dev, &index.segments, &seqs, &found, |k| rows(k) <= cap);
+            st.gpu_fallbacks += u64::from(device_failed || located_on_cpu);
+            let mut all = all.into_iter();
             for (k, i) in range.enumerate() {
                 let read = batch.get(i);
                 let all = all.next().expect("one result per read");
@@ -712,6 +773,8 @@ pub fn map_reads<W: Write + Send>(
     let pool = crate::thread_pool(cfg.threads)?;
     let header = sam::header(&index.layout, command_line)?;
     let table = pool.install(|| KmerTable::new(&index.fm(), cfg.kmer));
+    let mut notices = Vec::new();
+    let dev = open_device(index, cfg, &mut notices);
     let io_err = |e| Error::io(out_name, e);
     let (batch_tx, batch_rx) = bounded::<Result<Batch>>(1);
     let (text_tx, text_rx) = bounded::<Vec<Vec<u8>>>(1);
@@ -747,7 +810,11 @@ pub fn map_reads<W: Write + Send>(
             }
             out.flush()
         });
-        let mut stats = MapStats::default();
+        let mut stats = MapStats {
+            device: if dev.is_some() { "gpu" } else { "cpu" },
+            notices,
+            ..MapStats::default()
+        };
         let mut failure = None;
         for batch in batch_rx.iter() {
             let batch = match batch {
@@ -757,7 +824,8 @@ pub fn map_reads<W: Write + Send>(
                     break;
                 }
             };
-            let (text, st) = pool.install(|| process_batch(&batch, index, &table, cfg));
+            let (text, st) =
+                pool.install(|| process_batch(&batch, index, &table, cfg, dev.as_ref()));
             stats.add(&st);
             progress(&stats);
             if text_tx.send(text).is_err() {
@@ -774,6 +842,43 @@ pub fn map_reads<W: Write + Send>(
             (None, Ok(())) => Ok(stats),
         }
     })
+}
+
+/// The device for `cfg.device`, or `None` (the CPU) with the reason in
+/// `notices`: no GPU, `-v K` (mismatch search runs on the CPU), or a failure
+/// to copy the index over.
+#[cfg(feature = "gpu")]
+fn open_device(index: &Index, cfg: &MapConfig, notices: &mut Vec<String>) -> Option<Dev> {
+    use crate::sa::Device;
+    if cfg.device == Device::Cpu {
+        return None;
+    }
+    if cfg.mismatches > 0 {
+        if cfg.device == Device::Gpu {
+            notices.push("-v K is searched on the CPU (not yet on the GPU)".into());
+        }
+        return None;
+    }
+    if let Some(why) = crate::gpu::probe().why_not() {
+        notices.push(format!("no GPU: {why}; mapping on the CPU"));
+        return None;
+    }
+    match Dev::upload(index) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            notices.push(format!("{e}; mapping on the CPU"));
+            None
+        }
+    }
+}
+
+/// Without the `gpu` feature: the CPU, with a notice if the GPU was asked for.
+#[cfg(not(feature = "gpu"))]
+fn open_device(_: &Index, cfg: &MapConfig, notices: &mut Vec<String>) -> Option<Dev> {
+    if cfg.device == crate::sa::Device::Gpu {
+        notices.push("built without the gpu feature; mapping on the CPU".into());
+    }
+    None
 }
 
 /// Wall-clock helper for logs.

@@ -25,6 +25,9 @@ fn expected_kernels() -> Vec<String> {
         "compact_u8",
         "compact_u32",
         "compact_u64",
+        "map_exact",
+        "map_locate_u32",
+        "map_locate_u64",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -524,6 +527,114 @@ mod device {
             }
         }
         t
+    }
+
+    /// Exact mapping on the device against the CPU: intervals of real and
+    /// random reads (with N, empty, both strands) and the located rows, on
+    /// narrow and wide indexes; then the binary's SAM, --device gpu against
+    /// --device cpu.
+    #[test]
+    fn mapping_matches_cpu() {
+        let Some(_g) = cuda() else { return };
+        use fmalign::index::{IndexConfig, build_in_memory};
+        use fmalign::kmer::KmerTable;
+        for (what, text) in texts().into_iter().skip(4) {
+            let mut fa = b">t\n".to_vec();
+            fa.extend(text.iter().map(|&c| b"ACGT"[c as usize]));
+            fa.push(b'\n');
+            for wide in [false, true] {
+                let r = fmalign::reference::read_fasta_from(&fa[..], std::path::Path::new("t.fa"))
+                    .unwrap();
+                let cfg = IndexConfig {
+                    threads: 2,
+                    wide,
+                    ..IndexConfig::default()
+                };
+                let index = build_in_memory(r, &cfg).unwrap();
+                let fm = index.fm();
+                let dev = fmalign::gpu::map::DeviceIndex::upload(&index).unwrap();
+                let mut r = Rng(31);
+                let mut reads: Vec<Vec<u8>> = (0..2000)
+                    .map(|_| {
+                        let len = 1 + r.below(120) as usize;
+                        let at = r.below((text.len() - len.min(text.len()) + 1) as u64) as usize;
+                        text[at..(at + len).min(text.len())]
+                            .iter()
+                            .map(|&c| b"ACGT"[c as usize])
+                            .collect()
+                    })
+                    .collect();
+                reads.push(Vec::new());
+                reads.push(b"ACGNT".to_vec());
+                let seqs: Vec<&[u8]> = reads.iter().map(|v| v.as_slice()).collect();
+                let (want, _) = fmalign::map::search_intervals(&fm, &KmerTable::new(&fm, 0), &seqs);
+                let got = dev.exact(&seqs).unwrap();
+                assert!(got == want, "{what}: device intervals differ");
+                let rows: Vec<u64> = (0..=fm.n).step_by(7).collect();
+                let want: Vec<u64> = rows.iter().map(|&i| fm.locate(i)).collect();
+                assert_eq!(dev.locate(&rows).unwrap(), want, "{what}: device locate");
+            }
+        }
+    }
+
+    /// The binary: `map --device gpu` writes the SAM of `--device cpu`
+    /// (header lines other than @PG included), for any batch size.
+    #[test]
+    fn map_device_gpu_writes_the_cpu_sam() {
+        let Some(_g) = cuda() else { return };
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let mut r = Rng(37);
+        let text: Vec<u8> = (0..200_000).map(|_| b"ACGT"[r.below(4) as usize]).collect();
+        let mut fa = b">a\n".to_vec();
+        fa.extend_from_slice(&text[..150_000]);
+        fa.extend_from_slice(b"\nNNNN\n>b\n");
+        fa.extend_from_slice(&text[100_000..]);
+        fa.push(b'\n');
+        std::fs::write(d.join("ref.fa"), &fa).unwrap();
+        let mut fq = Vec::new();
+        for q in 0..5000 {
+            let at = r.below(190_000) as usize;
+            let mut read = text[at..at + 100].to_vec();
+            if q % 7 == 0 {
+                read[50] = b'N';
+            }
+            fq.extend_from_slice(format!("@r{q}\n").as_bytes());
+            fq.extend_from_slice(&read);
+            fq.extend_from_slice(b"\n+\n");
+            fq.extend(std::iter::repeat_n(b'I', 100));
+            fq.push(b'\n');
+        }
+        std::fs::write(d.join("r.fq"), &fq).unwrap();
+        let run = |args: &[&str]| {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_fmalign"))
+                .current_dir(d)
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout)
+                .unwrap()
+                .lines()
+                .filter(|l| !l.starts_with("@PG"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        run(&["index", "-q", "--device", "cpu", "ref.fa"]);
+        let cpu = run(&["map", "-q", "--device", "cpu", "-a", "ref.fa", "r.fq"]);
+        for batch in ["1000", "10000000"] {
+            let gpu = run(&[
+                "map", "-q", "--device", "gpu", "-a", "-K", batch, "ref.fa", "r.fq",
+            ]);
+            assert!(
+                gpu == cpu,
+                "--device gpu -K {batch}: SAM differs from the CPU's"
+            );
+        }
     }
 
     #[test]

@@ -62,6 +62,9 @@ namespace k_merge {
 namespace k_fm {
 #include "fm.cu.inc"
 }
+namespace k_map {
+#include "map.cu.inc"
+}
 
 // The kernels' macros must not stand in for the host's constants below.
 #undef THREADS
@@ -72,6 +75,9 @@ namespace k_fm {
 #undef RTILE
 #undef RADIX
 #undef CHUNK
+#undef LINE_BASES
+#undef SUPER_LINES
+#undef LOW2
 
 typedef unsigned char u8;
 typedef unsigned int u32;
@@ -305,6 +311,9 @@ RS_KERNELS(u64, u64)
 static const auto PACK_TEXT = kern(k_maps::pack_text, "pack_text");
 static const auto UNSORTED_FLAGS = kern(k_maps::unsorted_flags, "unsorted_flags");
 static const auto FLAG_TILES = kern(k_scan::flag_tiles, "flag_tiles");
+static const auto MAP_EXACT = kern(k_map::map_exact, "map_exact");
+static const auto MAP_LOCATE_U32 = kern(k_map::map_locate_u32, "map_locate_u32");
+static const auto MAP_LOCATE_U64 = kern(k_map::map_locate_u64, "map_locate_u64");
 
 // ------------------------------------------ the host side of src/sa/cuda.rs
 
@@ -1322,6 +1331,124 @@ static void group_fm() {
     test_fm<u64>(std::vector<u8>(400, 0), 5, "all A");
 }
 
+// gpu/map.cu: the index as the .fmi file holds it (Occ lines with counts
+// before the line, one superblock), exact search of reads on both strands
+// against a scan of the suffix array, and locate of every row.
+template <class W>
+static void test_map(const std::vector<u8>& t, u32 shift, const char* what) {
+    u64 n = t.size();
+    std::vector<u64> sa = suffix_array(t);
+    std::vector<u64> rows(n + 1);  // SA': row 0 is the empty suffix
+    rows[0] = n;
+    for (u64 i = 0; i < n; i++) rows[i + 1] = sa[i];
+    u64 primary = 0;
+    for (u64 i = 0; i <= n; i++)
+        if (rows[i] == 0 && n > 0) primary = i;
+    u64 lines = n / LINE_BASES + 1;
+    std::vector<OccLineRef> occ(lines);
+    u64 total[4] = {0, 0, 0, 0};
+    for (u64 l = 0; l < lines; l++) {
+        OccLineRef line = {};
+        for (int c = 0; c < 4; c++) line.counts[c] = (u32)total[c];
+        for (u64 j = l * LINE_BASES; j < std::min(n, (l + 1) * LINE_BASES); j++) {
+            u64 r = j - l * LINE_BASES;
+            u64 row = j + (j >= primary ? 1 : 0);
+            u8 c = t[rows[row] - 1];
+            line.bits[r / 32] |= (u64)c << (2 * (r % 32));
+            total[c]++;
+        }
+        occ[l] = line;
+    }
+    std::vector<u64> words(8 * lines);
+    std::memcpy(words.data(), occ.data(), words.size() * 8);
+    std::vector<u64> sup(4, 0), c5(5);
+    c5[0] = 1;
+    for (int c = 0; c < 4; c++) c5[c + 1] = c5[c] + total[c];
+    std::vector<W> ssa((n >> shift) + 1);
+    for (u64 k = 0; k < ssa.size(); k++) ssa[k] = (W)rows[k << shift];
+
+    // Reads: substrings, their reverse complements, random ones, with an N, empty.
+    std::vector<std::vector<u8>> reads;
+    for (int q = 0; q < 60 && n > 0; q++) {
+        u64 len = 1 + below(std::min<u64>(n, 40));
+        u64 at = below(n - len + 1);
+        std::vector<u8> r(t.begin() + at, t.begin() + at + len);
+        if (q % 3 == 1) {
+            std::reverse(r.begin(), r.end());
+            for (auto& c : r) c = 3 - c;
+        }
+        reads.push_back(r);
+    }
+    for (int q = 0; q < 20; q++) {
+        std::vector<u8> r(1 + below(12));
+        for (auto& c : r) c = (u8)below(4);
+        reads.push_back(r);
+    }
+    reads.push_back({});
+    reads.push_back({0, 4, 1});
+    std::vector<u8> codes;
+    std::vector<u64> offsets;
+    std::vector<u32> lens;
+    for (auto& r : reads) {
+        offsets.push_back(codes.size());
+        lens.push_back((u32)r.size());
+        codes.insert(codes.end(), r.begin(), r.end());
+    }
+    // Expected: the rows whose suffix starts with the pattern.
+    auto interval = [&](const std::vector<u8>& p, u64& lo, u64& hi) {
+        lo = hi = 0;
+        bool any = false;
+        for (u64 i = 0; i <= n && !p.empty(); i++) {
+            u64 s = rows[i];
+            bool ok = s + p.size() <= n;
+            for (size_t k = 0; ok && k < p.size(); k++) ok = t[s + k] == p[k];
+            if (ok) {
+                if (!any) lo = i;
+                hi = i + 1;
+                any = true;
+            }
+        }
+    };
+    std::vector<u64> want(4 * reads.size());
+    for (size_t q = 0; q < reads.size(); q++) {
+        std::vector<u8> rc(reads[q].rbegin(), reads[q].rend());
+        for (auto& c : rc) c = c < 4 ? 3 - c : 4;
+        interval(reads[q], want[4 * q], want[4 * q + 1]);
+        interval(rc, want[4 * q + 2], want[4 * q + 3]);
+    }
+    Buf<u64> docc = upload(words), dsup = upload(sup), dc5 = upload(c5);
+    Buf<u8> dcodes = upload(codes);
+    Buf<u64> doff = upload(offsets);
+    Buf<u32> dlens = upload(lens);
+    Buf<u64> out = alloc<u64>(4 * reads.size());
+    run(grid(reads.size()), MAP_EXACT, (const u64*)docc.p(), (const u64*)dsup.p(), (const u64*)dc5.p(), primary, n,
+        (const u8*)dcodes.p(), (const u64*)doff.p(), (const u32*)dlens.p(), (u64)reads.size(), out.p());
+    SAME(out.host(), want, "map_exact n=%llu %s: [fwd lo, hi, rev lo, hi] per read", n, what);
+
+    std::vector<u64> all(n + 1);
+    std::iota(all.begin(), all.end(), 0);
+    Buf<u64> drows = upload(all);
+    Buf<W> dssa = upload(ssa);
+    Buf<u64> pos = alloc<u64>(all.size());
+    if constexpr (sizeof(W) == 4) {
+        run(grid(all.size()), MAP_LOCATE_U32, (const u64*)docc.p(), (const u64*)dsup.p(), (const u64*)dc5.p(),
+            primary, n, (const u32*)dssa.p(), shift, (const u64*)drows.p(), (u64)all.size(), pos.p());
+    } else {
+        run(grid(all.size()), MAP_LOCATE_U64, (const u64*)docc.p(), (const u64*)dsup.p(), (const u64*)dc5.p(),
+            primary, n, (const u64*)dssa.p(), shift, (const u64*)drows.p(), (u64)all.size(), pos.p());
+    }
+    SAME(pos.host(), rows, "map_locate<%s> n=%llu shift=%u %s: SA' of every row", tn<W>(), n, shift, what);
+}
+
+static void group_map() {
+    for (size_t n : {1, 2, 5, 191, 192, 193, 700, 2500}) {
+        std::vector<u8> t = random_text(n, (int)(n % 3));
+        test_map<u32>(t, (u32)(n % 4), "random");
+        test_map<u64>(t, (u32)(n % 3), "random");
+    }
+    test_map<u32>(std::vector<u8>(300, 2), 3, "all G");
+}
+
 // segmented_sort: each segment (a head and the elements to the next; index
 // 0 starts one, head or not) sorted by key, stable.
 template <class K, class V>
@@ -1378,7 +1505,7 @@ struct Group {
 static const Group GROUPS[] = {
     {"maps", group_maps, 0.6},       {"scan", group_scan, 0.8},       {"radix", group_radix, 3.9},
     {"segsort", group_segsort, 1.4}, {"text", group_text, 2.2},       {"layouts", group_layouts, 0.2},
-    {"merge", group_merge, 0.6},     {"fm", group_fm, 0.05},
+    {"merge", group_merge, 0.6},     {"fm", group_fm, 0.05},          {"map", group_map, 0.3},
 };
 
 int main(int argc, char** argv) {

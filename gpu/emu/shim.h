@@ -11,7 +11,8 @@
 // * threadIdx, blockIdx, blockDim, gridDim to the running thread's values;
 // * __syncthreads to a barrier of the block; __shfl_up_sync to an exchange
 //   between the 32 lanes of a warp (two warp barriers), full mask only;
-// * atomicAdd on u32 to a plain add (threads never run at the same time).
+// * atomicAdd on u32 to a plain add (threads never run at the same time);
+// * __popcll to the compiler's popcount.
 //
 // A launch runs its blocks one after another; the threads of a block are
 // fibers on the calling thread (shim.cpp), each running until it waits at a
@@ -85,6 +86,7 @@ T __shfl_up_sync(unsigned mask, T v, unsigned delta) {
     return out;
 }
 
+inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
 inline unsigned atomicAdd(unsigned* p, unsigned v) {
     unsigned old = *p;
     *p = old + v;

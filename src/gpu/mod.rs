@@ -15,6 +15,8 @@
 
 #[cfg(feature = "gpu")]
 pub mod device;
+#[cfg(feature = "gpu")]
+pub mod map;
 
 /// Prepended to every kernel source.
 pub const PRELUDE: &str = include_str!("../../gpu/prelude.cu");
@@ -26,6 +28,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("radix", include_str!("../../gpu/radix.cu")),
     ("merge", include_str!("../../gpu/merge.cu")),
     ("fm", include_str!("../../gpu/fm.cu")),
+    ("map", include_str!("../../gpu/map.cu")),
 ];
 
 /// The full source NVRTC compiles for `module`.

@@ -1,0 +1,112 @@
+// Mapping on the device: exact backward search of batches of reads (both
+// strands) and locate of suffix-array rows, over the FM-index of the .fmi
+// file copied to device memory unchanged (SPEC.md §5, §6.6–6.8):
+// * occ: the OCC section as u64 words, 8 per 64-byte line: word 0 = counts
+//   of A and C before the line (u32 each, little endian), word 1 = G and T,
+//   words 2..7 = 192 bases, 2 bits each, least significant first;
+// * sup: OCC_SUPER, 4 u64 counts per superblock of 2^24 lines;
+// * c5: C[0..5]; primary: the row of `$`; n: text length;
+// * ssa: every 2^shift-th row's text position (u32 or u64).
+// The CPU versions are src/fm.rs (rank, lf, locate) and
+// src/map.rs search_intervals; results are identical.
+
+#define LINE_BASES 192ull
+#define SUPER_LINES (1ull << 24)
+#define LOW2 0x5555555555555555ull
+
+// Occurrences of c among the first r bases of line `line`.
+__device__ __forceinline__ u64 line_count_before(const u64* line, u32 c, u32 r) {
+    const u64 pat[4] = {0ull, LOW2, LOW2 << 1, ~0ull};
+    u64 total = 0;
+    for (u32 w = 0; w < 6; w++) {
+        int bits = (int)(2 * r) - 64 * (int)w;
+        if (bits <= 0) break;
+        u64 y = line[2 + w] ^ pat[c];
+        u64 eq = ~(y | (y >> 1)) & LOW2;
+        u64 mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
+        total += __popcll(eq & mask);
+    }
+    return total;
+}
+
+// Occurrences of c in BWT'[0..i), i in 0..=n+1.
+__device__ __forceinline__ u64 fm_rank(const u64* occ, const u64* sup, u64 primary, u32 c, u64 i) {
+    u64 j = i - (i > primary ? 1 : 0);
+    u64 l = j / LINE_BASES;
+    const u64* line = occ + 8 * l;
+    u64 counts = line[c / 2] >> (32 * (c % 2)) & 0xffffffffull;
+    return sup[4 * (l / SUPER_LINES) + c] + counts + line_count_before(line, c, (u32)(j % LINE_BASES));
+}
+
+// LF of a row other than primary.
+__device__ __forceinline__ u64 fm_lf(const u64* occ, const u64* sup, const u64* c5, u64 primary, u64 i) {
+    u64 j = i - (i > primary ? 1 : 0);
+    u64 l = j / LINE_BASES;
+    u32 r = (u32)(j % LINE_BASES);
+    const u64* line = occ + 8 * l;
+    u32 c = (u32)((line[2 + r / 32] >> (2 * (r % 32))) & 3);
+    u64 counts = line[c / 2] >> (32 * (c % 2)) & 0xffffffffull;
+    return c5[c] + sup[4 * (l / SUPER_LINES) + c] + counts + line_count_before(line, c, r);
+}
+
+// One thread per read: the rows of the read (forward strand) and of its
+// reverse complement, as [lo, hi) pairs in out[4 * read ..]. Codes are 0..=3,
+// anything else 4: such a read, or an empty one, gets empty intervals (0, 0).
+extern "C" __global__ void map_exact(const u64* occ, const u64* sup, const u64* c5, u64 primary,
+                                     u64 n, const u8* codes, const u64* offsets,
+                                     const u32* lens, u64 reads, u64* out) {
+    GRID_STRIDE(q, reads) {
+        const u8* seq = codes + offsets[q];
+        u32 m = lens[q];
+        bool ok = m > 0;
+        for (u32 k = 0; k < m && ok; k++) ok = seq[k] < 4;
+        for (u32 strand = 0; strand < 2; strand++) {
+            u64 lo = 0, hi = 0;
+            if (ok) {
+                lo = 0;
+                hi = n + 1;
+                for (u32 k = 0; k < m && lo < hi; k++) {
+                    // Backward: the forward read from its end; the reverse
+                    // complement from its end = complement of the read's start.
+                    u32 c = strand == 0 ? seq[m - 1 - k] : 3 - seq[k];
+                    lo = c5[c] + fm_rank(occ, sup, primary, c, lo);
+                    hi = c5[c] + fm_rank(occ, sup, primary, c, hi);
+                }
+                if (lo >= hi) lo = hi = 0;
+            }
+            out[4 * q + 2 * strand] = lo;
+            out[4 * q + 2 * strand + 1] = hi;
+        }
+    }
+}
+
+// One thread per row: its text position (SA'), walking LF to a sampled row
+// or the `$` row.
+#define LOCATE(W)                                                                         \
+    extern "C" __global__ void map_locate_##W(const u64* occ, const u64* sup, const u64* c5, \
+                                              u64 primary, u64 n, const W* ssa, u32 shift,  \
+                                              const u64* rows, u64 m, u64* out) {           \
+        GRID_STRIDE(t, m) {                                                                 \
+            u64 i = rows[t], steps = 0;                                                     \
+            u64 mask = (1ull << shift) - 1;                                                 \
+            for (;;) {                                                                      \
+                if ((i & mask) == 0) {                                                      \
+                    out[t] = (u64)ssa[i >> shift] + steps;                                  \
+                    break;                                                                  \
+                }                                                                           \
+                if (i == primary) {                                                         \
+                    out[t] = steps;                                                         \
+                    break;                                                                  \
+                }                                                                           \
+                if (steps > n) {                                                            \
+                    out[t] = ~0ull;                                                         \
+                    break;                                                                  \
+                }                                                                           \
+                i = fm_lf(occ, sup, c5, primary, i);                                        \
+                steps++;                                                                    \
+            }                                                                               \
+        }                                                                                   \
+    }
+
+LOCATE(u32)
+LOCATE(u64)
