@@ -109,6 +109,28 @@ run() {
     for sa in hybrid skew ls; do bench chr20 "$work/chr20.fa" gpu "$sa"; done
     bench chr20 "$work/chr20.fa" gpu hybrid # warm kernel cache, second run
     bench chr20 "$work/chr20.fa" cpu hybrid
+    # Mapping: the same SAM on both devices, and the times.
+    if command -v wgsim >/dev/null; then
+        wgsim -S 11 -N 1000000 -1 100 -2 100 -e 0.01 -r 0 -R 0 "$work/chr20.fa" "$work/r1.fq" /dev/null >/dev/null 2>&1
+    else
+        python3 - "$work/chr20.fa" "$work/r1.fq" <<'PY'
+import random, sys
+seq = "".join(l.strip() for l in open(sys.argv[1]) if not l.startswith(">")).upper()
+random.seed(11)
+with open(sys.argv[2], "w") as f:
+    for q in range(1000000):
+        p = random.randrange(len(seq) - 100)
+        f.write(f"@r{q}\n{seq[p:p + 100]}\n+\n{'I' * 100}\n")
+PY
+    fi
+    for dev in cpu gpu; do
+        /usr/bin/time -f "%e %M" -o "$work/map.$dev.time" "$fm" map -t 16 --device "$dev" -a \
+            "$work/chr20.cpu.libsais.fmi" "$work/r1.fq" 2>"$out/map-$dev.log" | grep -v '^@PG' >"$work/map.$dev.sam"
+        echo "map $dev: $(cat "$work/map.$dev.time") (wall s, peak RSS KB)" | tee -a "$out/bench.tsv"
+    done
+    cmp -s "$work/map.cpu.sam" "$work/map.gpu.sam" && echo "map: same SAM on both devices" ||
+        echo "map: SAM DIFFERS between devices"
+
     if [ -z "${QUICK:-}" ]; then
         python3 "$CARRY/make-human-scale.py" "$work/chr20.fa" 3100000000 "$work/human-scale.fa" \
             >"$out/human-scale.txt" 2>&1
