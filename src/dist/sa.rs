@@ -1,0 +1,289 @@
+//! Distributed suffix array by prefix doubling (Flick & Aluru, "Parallel
+//! distributed memory construction of suffix and longest common prefix
+//! arrays", SC 2015), over the collectives of [`Comm`].
+//!
+//! Rank `r` of `p` owns the text positions of [`block`]`(n, p, r)` and holds
+//! only those bases plus the [`KEY_CHARS`] after them. Each round sorts
+//! tuples `(rank of i, rank of i + h, i)` across all ranks (a sample sort:
+//! local sort, regular samples, splitters, one all-to-all), gives every
+//! position the 1-based index of its group's first tuple as its new rank,
+//! sends the ranks back to their owners, and doubles `h`, until all groups
+//! are singletons. The first round's ranks come from the first `KEY_CHARS`
+//! bases packed into a `u64` with the length field of the CPU algorithms
+//! (`sa::steps::Backend::text_keys`), so a genome needs only a few rounds.
+//! The result, each rank's slice of the global order, is exactly libsais'
+//! suffix array whatever `p` is.
+
+use super::Comm;
+
+/// Bases in the first sort key (2 bits each and a 5-bit length: 59 bits).
+pub const KEY_CHARS: u64 = 27;
+
+/// Positions owned by rank `r` of `p`: `[n r / p, n (r + 1) / p)`.
+pub fn block(n: u64, p: usize, r: usize) -> (u64, u64) {
+    let at = |k: usize| (n as u128 * k as u128 / p as u128) as u64;
+    (at(r), at(r + 1))
+}
+
+/// The rank owning position `i < n`.
+pub fn owner(n: u64, p: usize, i: u64) -> usize {
+    let mut r = ((i as u128 * p as u128) / n.max(1) as u128) as usize;
+    r = r.min(p - 1);
+    while r + 1 < p && block(n, p, r + 1).0 <= i {
+        r += 1;
+    }
+    while block(n, p, r).0 > i {
+        r -= 1;
+    }
+    r
+}
+
+type Tuple = [u64; 3];
+
+/// Sorts tuples across the group: returns this rank's slice of the global
+/// order (tuples are distinct, so the order is total and the slices do not
+/// depend on timing).
+fn sample_sort<C: Comm>(comm: &C, mut v: Vec<Tuple>) -> Vec<Tuple> {
+    let p = comm.size();
+    v.sort_unstable();
+    if p == 1 {
+        return v;
+    }
+    let samples: Vec<Tuple> = if v.is_empty() {
+        Vec::new()
+    } else {
+        (1..p).map(|k| v[k * v.len() / p]).collect()
+    };
+    let mut all: Vec<Tuple> = comm
+        .alltoallv(vec![samples; p])
+        .into_iter()
+        .flatten()
+        .collect();
+    all.sort_unstable();
+    let splitters: Vec<Tuple> = if all.is_empty() {
+        Vec::new()
+    } else {
+        (1..p).map(|k| all[k * all.len() / p]).collect()
+    };
+    let mut parts = vec![Vec::new(); p];
+    for t in v {
+        parts[splitters.partition_point(|s| *s <= t)].push(t);
+    }
+    let mut out: Vec<Tuple> = comm.alltoallv(parts).into_iter().flatten().collect();
+    out.sort_unstable();
+    out
+}
+
+/// Ranks of globally sorted tuples (equal `(t[0], t[1])`: one group): per
+/// local tuple `(position, 1 + global index of its group's first tuple)`,
+/// and the number of groups in the whole group of ranks.
+fn rank_sorted<C: Comm>(comm: &C, sorted: &[Tuple]) -> (Vec<[u64; 2]>, u64) {
+    let me = comm.rank();
+    let counts = comm.allgather(sorted.len() as u64);
+    let off: u64 = counts[..me].iter().sum();
+    // The key of the element before my first: the last of the nearest
+    // non-empty rank before me.
+    let last = sorted.last().map_or([0, 0, 0], |t| [1, t[0], t[1]]);
+    let lasts = comm.allgather(last);
+    let prev = lasts[..me]
+        .iter()
+        .rev()
+        .find(|l| l[0] == 1)
+        .map(|l| (l[1], l[2]));
+    let key = |t: &Tuple| (t[0], t[1]);
+    let head = |j: usize| {
+        if j == 0 {
+            prev != Some(key(&sorted[0]))
+        } else {
+            key(&sorted[j]) != key(&sorted[j - 1])
+        }
+    };
+    // Start of my last element's group when I hold its head, for the ranks
+    // after me whose first elements continue it.
+    let last_head = (0..sorted.len()).rev().find(|&j| head(j));
+    let mine = last_head.map_or([0, 0], |j| [1, off + j as u64]);
+    let starts = comm.allgather(mine);
+    let carry = starts[..me]
+        .iter()
+        .rev()
+        .find(|s| s[0] == 1)
+        .map_or(0, |s| s[1]);
+    let mut out = Vec::with_capacity(sorted.len());
+    let mut start = carry;
+    let mut heads = 0u64;
+    for (j, t) in sorted.iter().enumerate() {
+        if head(j) {
+            start = off + j as u64;
+            heads += 1;
+        }
+        out.push([t[2], start + 1]);
+    }
+    let groups = comm.allgather(heads).iter().sum();
+    (out, groups)
+}
+
+/// Sends `(position, value)` pairs to the owners of the positions; returns
+/// the values of this rank's positions (`lo..hi`), indexed from `lo`.
+fn to_owners<C: Comm>(comm: &C, n: u64, pairs: &[[u64; 2]], lo: u64, hi: u64) -> Vec<u64> {
+    let p = comm.size();
+    let mut parts = vec![Vec::new(); p];
+    for &pv in pairs {
+        parts[owner(n, p, pv[0])].push(pv);
+    }
+    let mut local = vec![0u64; (hi - lo) as usize];
+    for pv in comm.alltoallv(parts).into_iter().flatten() {
+        local[(pv[0] - lo) as usize] = pv[1];
+    }
+    local
+}
+
+/// For each local position `i` (`lo..hi`), the rank of `i + h` (0 past the
+/// end), fetched from its owner.
+fn fetch<C: Comm>(comm: &C, n: u64, rank: &[u64], lo: u64, hi: u64, h: u64) -> Vec<u64> {
+    let p = comm.size();
+    let mut asks = vec![Vec::new(); p];
+    for i in lo..hi {
+        if i + h < n {
+            asks[owner(n, p, i + h)].push(i + h);
+        }
+    }
+    let asked = comm.alltoallv(asks.clone());
+    let answers: Vec<Vec<u64>> = asked
+        .into_iter()
+        .map(|qs| qs.into_iter().map(|q| rank[(q - lo) as usize]).collect())
+        .collect();
+    let got = comm.alltoallv(answers);
+    let mut cursor = vec![0usize; p];
+    (lo..hi)
+        .map(|i| {
+            if i + h < n {
+                let o = owner(n, p, i + h);
+                cursor[o] += 1;
+                got[o][cursor[o] - 1]
+            } else {
+                0
+            }
+        })
+        .collect()
+}
+
+/// The first sort key of suffix `i`: `KEY_CHARS` bases (A past the end),
+/// then `min(n - i, KEY_CHARS)` in 5 bits. `text` holds positions
+/// `lo..min(n, hi + KEY_CHARS)` (codes 0..=3).
+fn first_key(text: &[u8], lo: u64, n: u64, i: u64) -> u64 {
+    let len = (n - i).min(KEY_CHARS);
+    let mut key = 0u64;
+    for k in 0..KEY_CHARS {
+        let c = if k < len {
+            text[(i + k - lo) as usize] as u64
+        } else {
+            0
+        };
+        key = key << 2 | c;
+    }
+    key << 5 | len
+}
+
+/// This rank's slice of the suffix array of a text of `n` bases; `text`
+/// holds this rank's block of positions ([`block`]) and the following
+/// `KEY_CHARS` bases (fewer at the end of the text). The slices of ranks
+/// `0..p`, concatenated, are the suffix array. `log` gets one line per
+/// round: (h, groups).
+pub fn suffix_array<C: Comm>(
+    comm: &C,
+    n: u64,
+    text: &[u8],
+    log: &mut dyn FnMut(u64, u64),
+) -> Vec<u64> {
+    let (p, me) = (comm.size(), comm.rank());
+    let (lo, hi) = block(n, p, me);
+    assert_eq!(
+        text.len() as u64,
+        (hi + KEY_CHARS).min(n) - lo,
+        "rank {me}: the text slice must hold its block and the {KEY_CHARS} bases after it"
+    );
+    let mut tuples: Vec<Tuple> = (lo..hi)
+        .map(|i| [first_key(text, lo, n, i), 0, i])
+        .collect();
+    let mut h = KEY_CHARS;
+    loop {
+        let sorted = sample_sort(comm, tuples);
+        let (ranks, groups) = rank_sorted(comm, &sorted);
+        log(h, groups);
+        if groups == n {
+            return sorted.into_iter().map(|t| t[2]).collect();
+        }
+        let rank = to_owners(comm, n, &ranks, lo, hi);
+        let next = fetch(comm, n, &rank, lo, hi, h);
+        tuples = (lo..hi)
+            .map(|i| [rank[(i - lo) as usize], next[(i - lo) as usize], i])
+            .collect();
+        h *= 2;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dist::LocalComm;
+
+    fn libsais(text: &[u8]) -> Vec<u64> {
+        crate::sa::naive(text)
+    }
+
+    fn distributed(text: &[u8], p: usize) -> Vec<u64> {
+        let n = text.len() as u64;
+        let parts = LocalComm::run(p, |c| {
+            let (lo, hi) = block(n, p, c.rank());
+            let end = (hi + KEY_CHARS).min(n);
+            suffix_array(c, n, &text[lo as usize..end as usize], &mut |_, _| {})
+        });
+        parts.into_iter().flatten().collect()
+    }
+
+    #[test]
+    fn owner_inverts_block() {
+        for n in [1u64, 2, 7, 100, 1001] {
+            for p in 1..=9 {
+                for i in 0..n {
+                    let r = owner(n, p, i);
+                    let (lo, hi) = block(n, p, r);
+                    assert!(lo <= i && i < hi, "n {n} p {p} i {i} -> {r}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn equals_a_brute_force_sort_for_any_rank_count() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut texts: Vec<Vec<u8>> = vec![
+            vec![],
+            vec![2],
+            vec![0; 3],
+            vec![0; 500],
+            (0..600).map(|i| [0u8, 1, 0, 3][i % 4]).collect(),
+        ];
+        for len in [5usize, 30, 57, 1000, 3000] {
+            texts.push((0..len).map(|_| (next() % 4) as u8).collect());
+            texts.push((0..len).map(|_| (next() % 2) as u8).collect());
+        }
+        // Tandem repeats with a mutation.
+        let unit: Vec<u8> = (0..37).map(|_| (next() % 4) as u8).collect();
+        let mut t: Vec<u8> = unit.iter().cycle().take(2500).copied().collect();
+        t[1200] = (t[1200] + 1) % 4;
+        texts.push(t);
+        for text in &texts {
+            let want = libsais(text);
+            for p in [1, 2, 3, 4, 8] {
+                assert_eq!(distributed(text, p), want, "n {} p {p}", text.len());
+            }
+        }
+    }
+}
