@@ -287,3 +287,118 @@ mod tests {
         }
     }
 }
+
+/// The BWT of this rank's slice of the suffix array (as returned by
+/// [`suffix_array`]): for each entry `s`, the base before it, `T[s − 1]`
+/// (fetched from its owner), and for `s = 0` the code 4 (`$`); rank 0's
+/// starts with row 0 of `SA'`, the empty suffix, whose base is `T[n − 1]`. Also the
+/// global `primary` row (`1 +` the index of the entry 0 in the suffix array,
+/// as in SPEC.md §5.2) and the counts of A, C, G, T over all ranks, from
+/// which `C` follows. Concatenated over ranks with the 4 removed, the BWTs
+/// are the `B` of the index.
+pub fn bwt<C: Comm>(comm: &C, n: u64, text: &[u8], sa: &[u64]) -> (Vec<u8>, u64, [u64; 4]) {
+    let (p, me) = (comm.size(), comm.rank());
+    let (lo, _) = block(n, p, me);
+    // Text positions whose base each output row needs (`n` stands for `$`):
+    // the empty suffix's row first on rank 0.
+    let before: Vec<u64> = (me == 0 && n > 0)
+        .then_some(n)
+        .into_iter()
+        .chain(sa.iter().copied())
+        .map(|s| if s == 0 { n } else { s - 1 })
+        .collect();
+    let mut asks = vec![Vec::new(); p];
+    for &q in &before {
+        if q < n {
+            asks[owner(n, p, q)].push(q);
+        }
+    }
+    let asked = comm.alltoallv(asks);
+    let answers: Vec<Vec<u8>> = asked
+        .into_iter()
+        .map(|qs| qs.into_iter().map(|q| text[(q - lo) as usize]).collect())
+        .collect();
+    let got = comm.alltoallv(answers);
+    let mut cursor = vec![0usize; p];
+    let mut counts = [0u64; 4];
+    let bwt: Vec<u8> = before
+        .iter()
+        .map(|&q| {
+            if q == n {
+                4
+            } else {
+                let o = owner(n, p, q);
+                cursor[o] += 1;
+                let c = got[o][cursor[o] - 1];
+                counts[c as usize] += 1;
+                c
+            }
+        })
+        .collect();
+    let off: u64 = comm.allgather(sa.len() as u64)[..me].iter().sum();
+    let mine = sa
+        .iter()
+        .position(|&s| s == 0)
+        .map_or(0, |j| off + j as u64 + 1);
+    let primary = comm.allgather(mine).into_iter().max().unwrap_or(0);
+    let mut total = [0u64; 4];
+    for c in comm.allgather(counts) {
+        for k in 0..4 {
+            total[k] += c[k];
+        }
+    }
+    (bwt, primary, total)
+}
+
+#[cfg(test)]
+mod bwt_tests {
+    use super::*;
+    use crate::dist::LocalComm;
+
+    #[test]
+    fn bwt_primary_and_counts_equal_the_single_process_ones() {
+        let mut x = 7u64;
+        for len in [1usize, 2, 10, 193, 2000] {
+            let text: Vec<u8> = (0..len)
+                .map(|_| {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    (x >> 62) as u8
+                })
+                .collect();
+            let n = len as u64;
+            let sa = crate::sa::naive(&text);
+            let primary = 1 + sa.iter().position(|&s| s == 0).unwrap() as u64;
+            // B: BWT' without `$`; row 0 (the empty suffix) has T[n - 1].
+            let b: Vec<u8> = std::iter::once(text[len - 1])
+                .chain(sa.iter().filter(|&&s| s > 0).map(|&s| text[s as usize - 1]))
+                .collect();
+            let mut counts = [0u64; 4];
+            for &c in &text {
+                counts[c as usize] += 1;
+            }
+            for p in [1, 2, 3, 5, 8] {
+                let parts = LocalComm::run(p, |c| {
+                    let (lo, hi) = block(n, p, c.rank());
+                    let slice = &text[lo as usize..(hi + KEY_CHARS).min(n) as usize];
+                    let sa = suffix_array(c, n, slice, &mut |_, _| {});
+                    bwt(c, n, slice, &sa)
+                });
+                let got: Vec<u8> = parts
+                    .iter()
+                    .flat_map(|t| t.0.iter().copied())
+                    .filter(|&c| c < 4)
+                    .collect();
+                assert_eq!(got, b, "n {n} p {p}: B");
+                for t in &parts {
+                    assert_eq!(
+                        (t.1, t.2),
+                        (primary, counts),
+                        "n {n} p {p}: primary, counts"
+                    );
+                }
+            }
+        }
+    }
+}
