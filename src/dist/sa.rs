@@ -402,3 +402,156 @@ mod bwt_tests {
         }
     }
 }
+
+/// A rank's share of the FM tables, from its BWT slice ([`bwt`]) and its
+/// suffix-array slice: the Occ lines it owns (lines are spread over the
+/// ranks by [`block`], so a line's bases may come from two ranks) with their
+/// counts relative to the superblock, as in the index; every superblock's
+/// counts (the same on every rank); and its sampled-SA entries as (index,
+/// position). Concatenated over ranks they are `build::fm_from_sa`'s tables.
+pub struct FmShare {
+    /// Index of the first line owned.
+    pub first_line: u64,
+    /// The lines owned.
+    pub occ: Vec<crate::fm::OccLine>,
+    /// Counts of A, C, G, T before each superblock.
+    pub sup: Vec<[u64; 4]>,
+    /// `(k, SA'[k << shift])` for this rank's sampled rows.
+    pub ssa: Vec<(u64, u64)>,
+}
+
+/// [`FmShare`] of this rank; `bwt` and `sa` as returned by [`bwt`] and
+/// [`suffix_array`].
+pub fn fm_share<C: Comm>(comm: &C, n: u64, bwt: &[u8], sa: &[u64], shift: u32) -> FmShare {
+    use crate::fm::{LINE_BASES, OccLine, SUPER_LINES};
+    let (p, me) = (comm.size(), comm.rank());
+    let lines = n / LINE_BASES + 1;
+    // B (the BWT without `$`) is the concatenation of the slices minus the 4.
+    let b: Vec<u8> = bwt.iter().copied().filter(|&c| c < 4).collect();
+    let b_start: u64 = comm.allgather(b.len() as u64)[..me].iter().sum();
+    let mut parts = vec![Vec::new(); p];
+    for (k, &c) in b.iter().enumerate() {
+        let q = b_start + k as u64;
+        parts[owner(lines, p, q / LINE_BASES)].push(q << 2 | c as u64);
+    }
+    let (l0, l1) = block(lines, p, me);
+    let mut occ = vec![OccLine::default(); (l1 - l0) as usize];
+    for v in comm.alltoallv(parts).into_iter().flatten() {
+        let (q, c) = (v >> 2, (v & 3) as usize);
+        let line = &mut occ[(q / LINE_BASES - l0) as usize];
+        let r = q % LINE_BASES;
+        line.bits[(r / 32) as usize] |= (c as u64) << (2 * (r % 32));
+        line.counts[c] += 1;
+    }
+    // Counts before my first line: the totals of the ranks before me.
+    let mut mine = [0u64; 4];
+    for line in &occ {
+        for c in 0..4 {
+            mine[c] += line.counts[c] as u64;
+        }
+    }
+    let mut before = [0u64; 4];
+    for t in &comm.allgather(mine)[..me] {
+        for c in 0..4 {
+            before[c] += t[c];
+        }
+    }
+    // Global counts before each of my lines; superblock starts among them.
+    let mut at = before;
+    let mut local = Vec::with_capacity(occ.len());
+    let mut starts = Vec::new();
+    for (k, line) in occ.iter().enumerate() {
+        let l = l0 + k as u64;
+        if l.is_multiple_of(SUPER_LINES) {
+            starts.push([l / SUPER_LINES, at[0], at[1], at[2], at[3]]);
+        }
+        local.push(at);
+        for c in 0..4 {
+            at[c] += line.counts[c] as u64;
+        }
+    }
+    let mut sup_all: Vec<[u64; 5]> = comm
+        .alltoallv(vec![starts; p])
+        .into_iter()
+        .flatten()
+        .collect();
+    sup_all.sort_unstable();
+    let sup: Vec<[u64; 4]> = sup_all.iter().map(|s| [s[1], s[2], s[3], s[4]]).collect();
+    for (k, line) in occ.iter_mut().enumerate() {
+        let l = l0 + k as u64;
+        let base = sup[(l / SUPER_LINES) as usize];
+        for c in 0..4 {
+            line.counts[c] = (local[k][c] - base[c]) as u32;
+        }
+    }
+    // Sampled rows: row 0 (the empty suffix, position n) on rank 0, then
+    // row 1 + global index of each SA entry.
+    let off: u64 = comm.allgather(sa.len() as u64)[..me].iter().sum();
+    let mask = (1u64 << shift) - 1;
+    let mut ssa: Vec<(u64, u64)> = Vec::new();
+    if me == 0 {
+        ssa.push((0, n));
+    }
+    for (j, &s) in sa.iter().enumerate() {
+        let row = 1 + off + j as u64;
+        if row & mask == 0 {
+            ssa.push((row >> shift, s));
+        }
+    }
+    FmShare {
+        first_line: l0,
+        occ,
+        sup,
+        ssa,
+    }
+}
+
+#[cfg(test)]
+mod fm_tests {
+    use super::*;
+    use crate::dist::LocalComm;
+
+    #[test]
+    fn occ_sup_and_ssa_equal_fm_from_sa() {
+        let mut x = 11u64;
+        for len in [1usize, 2, 191, 192, 193, 1000, 2500] {
+            let text: Vec<u8> = (0..len)
+                .map(|_| {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    (x >> 62) as u8
+                })
+                .collect();
+            let n = len as u64;
+            let sa: Vec<u32> = crate::sa::naive(&text).iter().map(|&s| s as u32).collect();
+            for shift in [0u32, 2, 5] {
+                let want = crate::build::fm_from_sa(&text, &sa, shift);
+                for p in [1, 2, 3, 8] {
+                    let shares = LocalComm::run(p, |c| {
+                        let (lo, hi) = block(n, p, c.rank());
+                        let slice = &text[lo as usize..(hi + KEY_CHARS).min(n) as usize];
+                        let sa = suffix_array(c, n, slice, &mut |_, _| {});
+                        let (b, _, _) = bwt(c, n, slice, &sa);
+                        fm_share(c, n, &b, &sa, shift)
+                    });
+                    let mut next_line = 0;
+                    let mut occ = Vec::new();
+                    let mut ssa = Vec::new();
+                    for s in &shares {
+                        assert_eq!(s.first_line, next_line, "n {n} p {p}: lines in order");
+                        next_line += s.occ.len() as u64;
+                        occ.extend_from_slice(&s.occ);
+                        ssa.extend_from_slice(&s.ssa);
+                        assert_eq!(s.sup, want.sup, "n {n} p {p}: superblocks");
+                    }
+                    assert!(occ == want.occ, "n {n} p {p} shift {shift}: Occ lines");
+                    ssa.sort_unstable();
+                    let got: Vec<u64> = ssa.iter().map(|&(_, v)| v).collect();
+                    let want_ssa: Vec<u64> = want.ssa.iter().map(|&v| v as u64).collect();
+                    assert_eq!(got, want_ssa, "n {n} p {p} shift {shift}: sampled SA");
+                }
+            }
+        }
+    }
+}
