@@ -444,17 +444,19 @@ pub fn fm_share<C: Comm>(comm: &C, n: u64, bwt: &[u8], sa: &[u64], shift: u32) -
         line.counts[c] += 1;
     }
     // Counts before my first line: the totals of the ranks before me.
+    /// `acc += add`, per symbol.
+    fn add4(acc: &mut [u64; 4], add: impl IntoIterator<Item = u64>) {
+        for (a, x) in acc.iter_mut().zip(add) {
+            *a += x;
+        }
+    }
     let mut mine = [0u64; 4];
     for line in &occ {
-        for c in 0..4 {
-            mine[c] += line.counts[c] as u64;
-        }
+        add4(&mut mine, line.counts.map(u64::from));
     }
     let mut before = [0u64; 4];
     for t in &comm.allgather(mine)[..me] {
-        for c in 0..4 {
-            before[c] += t[c];
-        }
+        add4(&mut before, *t);
     }
     // Global counts before each of my lines; superblock starts among them.
     let mut at = before;
@@ -466,9 +468,7 @@ pub fn fm_share<C: Comm>(comm: &C, n: u64, bwt: &[u8], sa: &[u64], shift: u32) -
             starts.push([l / SUPER_LINES, at[0], at[1], at[2], at[3]]);
         }
         local.push(at);
-        for c in 0..4 {
-            at[c] += line.counts[c] as u64;
-        }
+        add4(&mut at, line.counts.map(u64::from));
     }
     let mut sup_all: Vec<[u64; 5]> = comm
         .alltoallv(vec![starts; p])
