@@ -321,63 +321,48 @@ pub fn find_many(
         let (ivs, _) = search_intervals(&bi.fwd, table, reads);
         return ivs.into_iter().map(Strands::exact).collect();
     }
-    if mode == SearchMode::Verify {
-        // Both strands of every read, searched together (interleaved).
-        let codes: Vec<Vec<u8>> = reads
+    // Both strands of every read: the read's codes and their reverse complement.
+    let codes: Vec<Vec<u8>> = reads
+        .iter()
+        .flat_map(|seq| {
+            let fwd: Vec<u8> = seq.iter().map(|&b| CODE[b as usize]).collect();
+            let rev: Vec<u8> = fwd
+                .iter()
+                .rev()
+                .map(|&c| if c < 4 { 3 - c } else { 4 })
+                .collect();
+            [fwd, rev]
+        })
+        .collect();
+    let patterns: Vec<&[u8]> = codes.iter().map(|c| c.as_slice()).collect();
+    let found: Vec<search::Verified> = match mode {
+        // All patterns searched together (interleaved).
+        SearchMode::Verify => {
+            search::search_verify_many(bi, pac, &patterns, k, VERIFY_MAX, INTERLEAVE)
+        }
+        SearchMode::Schemes | SearchMode::Backtrack => patterns
             .iter()
-            .flat_map(|seq| {
-                let fwd: Vec<u8> = seq.iter().map(|&b| CODE[b as usize]).collect();
-                let rev: Vec<u8> = fwd
-                    .iter()
-                    .rev()
-                    .map(|&c| if c < 4 { 3 - c } else { 4 })
-                    .collect();
-                [fwd, rev]
-            })
-            .collect();
-        let patterns: Vec<&[u8]> = codes.iter().map(|c| c.as_slice()).collect();
-        let mut found =
-            search::search_verify_many(bi, pac, &patterns, k, VERIFY_MAX, INTERLEAVE).into_iter();
-        return reads
-            .iter()
-            .map(|_| {
-                let (fr, fp) = found.next().expect("forward strand");
-                let (rr, rp) = found.next().expect("reverse strand");
-                Strands {
-                    rows: [fr, rr],
-                    pos: [fp, rp],
+            .map(|pat| {
+                let mut rows = Vec::new();
+                if mode == SearchMode::Schemes {
+                    search::search(bi, pat, k, &mut rows);
+                } else {
+                    search::backtrack(&bi.fwd, pat, k, &mut rows);
                 }
+                (rows, Vec::new())
             })
-            .collect();
-    }
-    let mut codes = Vec::new();
+            .collect(),
+    };
+    let mut found = found.into_iter();
     reads
         .iter()
-        .map(|seq| {
-            let mut out = Strands::default();
-            for (strand, (rows, pos)) in out.rows.iter_mut().zip(&mut out.pos).enumerate() {
-                codes.clear();
-                if strand == 0 {
-                    codes.extend(seq.iter().map(|&b| CODE[b as usize]));
-                } else {
-                    codes.extend(seq.iter().rev().map(|&b| {
-                        let c = CODE[b as usize];
-                        if c < 4 { 3 - c } else { 4 }
-                    }));
-                }
-                match mode {
-                    SearchMode::Verify => {
-                        search::search_verify(bi, pac, &codes, k, VERIFY_MAX, rows, pos);
-                    }
-                    SearchMode::Schemes => {
-                        search::search(bi, &codes, k, rows);
-                    }
-                    SearchMode::Backtrack => {
-                        search::backtrack(&bi.fwd, &codes, k, rows);
-                    }
-                }
+        .map(|_| {
+            let (fr, fp) = found.next().expect("forward strand");
+            let (rr, rp) = found.next().expect("reverse strand");
+            Strands {
+                rows: [fr, rr],
+                pos: [fp, rp],
             }
-            out
         })
         .collect()
 }

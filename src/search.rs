@@ -296,7 +296,7 @@ pub fn hamming(pac: &[u8], start: u64, codes: &[u8], k: u8) -> Option<u8> {
 /// searched. Alignments found twice (two exact parts) come out once in
 /// `positions` (text start, mismatches); `rows` are as from [`search`] and
 /// may repeat a position of `positions` (callers deduplicate after
-/// locate). Returns the steps taken (backward, bidirectional and LF).
+/// locate). One pattern of [`search_verify_many`].
 pub fn search_verify(
     bi: &BiIndex<'_>,
     pac: &[u8],
@@ -305,64 +305,12 @@ pub fn search_verify(
     verify_max: u64,
     rows: &mut Vec<Found>,
     positions: &mut Vec<(u64, u8)>,
-) -> u64 {
-    let m = codes.len();
-    if m == 0 {
-        return 0;
-    }
-    let k = k.min(MAX_MISMATCHES);
-    if k as usize >= m {
-        return backtrack(&bi.fwd, codes, k, rows);
-    }
-    let (fm, n) = (&bi.fwd, bi.fwd.n);
-    let first = positions.len();
-    let mut work = 0;
-    for i in 0..=k as usize {
-        let (s, e) = part(m, k as usize, i);
-        let mut iv = fm.full();
-        for &c in codes[s..e].iter().rev() {
-            if c > 3 {
-                iv.hi = iv.lo;
-                break;
-            }
-            iv = fm.extend(iv, c);
-            work += 1;
-            if iv.is_empty() {
-                break;
-            }
-        }
-        if iv.is_empty() {
-            continue;
-        }
-        if iv.len() > verify_max {
-            work += scheme(bi, codes, k, i, rows);
-            continue;
-        }
-        for row in iv.lo..iv.hi {
-            let p = fm.locate(row);
-            work += 1;
-            let Some(start) = p.checked_sub(s as u64) else {
-                continue;
-            };
-            if start + m as u64 > n {
-                continue;
-            }
-            if let Some(mm) = hamming(pac, start, codes, k) {
-                positions.push((start, mm));
-            }
-        }
-    }
-    positions[first..].sort_unstable();
-    let mut keep = first;
-    for j in first..positions.len() {
-        if j == first || positions[j] != positions[keep - 1] {
-            positions[keep] = positions[j];
-            keep += 1;
-        }
-    }
-    positions.truncate(keep);
-    rows.sort_unstable();
-    work
+) {
+    let (r, p) = search_verify_many(bi, pac, &[codes], k, verify_max, 1)
+        .pop()
+        .expect("one pattern");
+    rows.extend(r);
+    positions.extend(p);
 }
 
 /// Exact backward searches of many patterns (codes 0..=3; a 4 matches

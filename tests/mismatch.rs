@@ -982,19 +982,7 @@ fn edge_references() {
 /// A file of `../shared/data` (or `$FMALIGN_SHARED_DATA`): `None`, with a
 /// notice, when it is missing, except under CI, where that fails.
 fn shared(name: &str) -> Option<PathBuf> {
-    let p = std::env::var_os("FMALIGN_SHARED_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data"))
-        .join(name);
-    if p.exists() {
-        return Some(p);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "../shared/data/{name} is missing under CI"
-    );
-    eprintln!("NOTICE: ../shared/data/{name} not found; -v not checked on it");
-    None
+    common::shared_data(name, "-v")
 }
 
 fn check_real(name: &str, seed: u64) {

@@ -931,21 +931,7 @@ fn index_of_tiny_references() {
 // ---------------------------------------------------------------------------
 
 fn shared(name: &str) -> Option<PathBuf> {
-    // FMALIGN_SHARED_DATA: where scripts/gpu-check.sh carries the data to
-    // the GPU machine (the test binary runs there, away from ../shared).
-    let p = std::env::var_os("FMALIGN_SHARED_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data"))
-        .join(name);
-    if p.exists() {
-        return Some(p);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "../shared/data/{name} is missing under CI"
-    );
-    eprintln!("NOTICE: ../shared/data/{name} not found; --sa not checked on it");
-    None
+    common::shared_data(name, "--sa")
 }
 
 /// Unambiguous bases of a FASTA file: the text length.

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdevice_attribute;
-use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig};
 
 use super::{Probe, SOURCES, compile, nvrtc_present};
 use crate::error::{Error, Result};
@@ -86,6 +86,19 @@ fn arch_name(ma: i32, mi: i32) -> &'static str {
         (12, 0) => "sm_120",
         // Newer or odd devices: PTX for the oldest target the driver JITs up.
         _ => "compute_75",
+    }
+}
+
+/// Threads per block of every kernel (`THREADS` in gpu/prelude.cu).
+pub const THREADS: u32 = 256;
+
+/// A grid-stride launch over `n` elements (gpu/prelude.cu `GRID_STRIDE`):
+/// enough blocks for one element a thread, at most 2^18.
+pub fn grid(n: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (n.div_ceil(THREADS as usize).clamp(1, 1 << 18) as u32, 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
     }
 }
 

@@ -4,9 +4,9 @@
 //! search of both strands (one thread per read) and locate (one thread per
 //! row). The CPU formats the records, so the SAM is the CPU path's.
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, PushKernelArg};
 
-use super::device::Gpu;
+use super::device::{Gpu, grid};
 use crate::error::{Error, Result};
 use crate::fm::{Interval, Ssa};
 use crate::index::Index;
@@ -26,14 +26,6 @@ pub struct DeviceIndex {
 
 fn err(what: &str, e: impl std::fmt::Display) -> Error {
     Error::Gpu(format!("{what}: {e}"))
-}
-
-fn grid(n: usize) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (n.div_ceil(256).clamp(1, 1 << 18) as u32, 1, 1),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: 0,
-    }
 }
 
 impl DeviceIndex {

@@ -19,7 +19,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::steps::{Backend, Chars, Elem, Iota, Order, RankLayout, SegSortReport, Word, bits_for};
 use crate::error::{Error, Result};
-use crate::gpu::device::Gpu;
+use crate::gpu::device::{Gpu, THREADS, grid};
 
 /// A device buffer of `len` elements (at least one is allocated: CUDA
 /// refuses empty allocations).
@@ -33,7 +33,6 @@ pub struct Cuda {
     g: Gpu,
 }
 
-const THREADS: u32 = 256;
 /// Elements per tile of scan.cu.
 const TILE: usize = 4096;
 /// Elements per tile of radix.cu.
@@ -43,16 +42,6 @@ const CHUNK: usize = 16;
 
 fn gpu_err(what: impl std::fmt::Display, e: impl std::fmt::Display) -> Error {
     Error::Gpu(format!("{what}: {e}"))
-}
-
-/// A grid-stride launch over `n` elements.
-fn grid(n: usize) -> LaunchConfig {
-    let blocks = n.div_ceil(THREADS as usize).clamp(1, 1 << 18) as u32;
-    LaunchConfig {
-        grid_dim: (blocks, 1, 1),
-        block_dim: (THREADS, 1, 1),
-        shared_mem_bytes: 0,
-    }
 }
 
 /// One block per tile.
@@ -522,12 +511,15 @@ impl Backend for Cuda {
         if total == 0 {
             return Ok(out);
         }
-        let cfg = grid(total.div_ceil(CHUNK));
-        // merge_path gives each thread CHUNK outputs: cover them all.
-        let threads = total.div_ceil(CHUNK);
+        // merge_path is not grid-stride: one thread per CHUNK outputs, all of them.
         let cfg = LaunchConfig {
-            grid_dim: ((threads.div_ceil(THREADS as usize)) as u32, 1, 1),
-            ..cfg
+            grid_dim: (
+                total.div_ceil(CHUNK).div_ceil(THREADS as usize) as u32,
+                1,
+                1,
+            ),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
         };
         let (na, nb) = (a.len as u64, b.len as u64);
         match order {

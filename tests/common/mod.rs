@@ -708,3 +708,23 @@ pub fn limit_short(reads: &mut Vec<FqRead>, short: usize, max_short: usize) {
         seen <= max_short
     });
 }
+
+/// A file of `../shared/data` (or `$FMALIGN_SHARED_DATA`, where
+/// scripts/gpu-check.sh carries the data to the GPU machine): `None`, with a
+/// notice naming what goes unchecked (`what`), when it is missing, except
+/// under CI, where that fails.
+pub fn shared_data(name: &str, what: &str) -> Option<PathBuf> {
+    let p = std::env::var_os("FMALIGN_SHARED_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data"))
+        .join(name);
+    if p.exists() {
+        return Some(p);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "../shared/data/{name} is missing under CI"
+    );
+    eprintln!("NOTICE: ../shared/data/{name} not found; {what} not checked on it");
+    None
+}
