@@ -48,6 +48,9 @@ pub enum Error {
     /// A bad option value.
     #[error("{0}")]
     Usage(String),
+    /// Another rank of a distributed build failed (it reports why).
+    #[error("stopped: rank {0} failed")]
+    OtherRank(usize),
 }
 
 /// Shorthand used throughout the crate.

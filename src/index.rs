@@ -56,10 +56,10 @@ impl Default for IndexConfig {
 pub const WIDE_THRESHOLD: u64 = u32::MAX as u64;
 
 const META_LEN: usize = 128;
-const CONTIG_LEN: usize = 48;
+pub(crate) const CONTIG_LEN: usize = 48;
 const HOLE_LEN: usize = 24;
 /// Header flag: positions are 64-bit.
-const FLAG_WIDE: u32 = 1;
+pub(crate) const FLAG_WIDE: u32 = 1;
 
 /// Decoded META section.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,7 +85,8 @@ pub struct Meta {
 }
 
 impl Meta {
-    fn encode(&self) -> Vec<u8> {
+    /// The 128 bytes of the META section.
+    pub(crate) fn encode(&self) -> Vec<u8> {
         let mut m = Vec::with_capacity(META_LEN);
         for x in [
             self.text_len,
@@ -298,7 +299,8 @@ fn gpu_build<P: sa::Pos>(
     Err(Error::Gpu("built without the gpu feature".into()))
 }
 
-fn encode_layout(layout: &Layout) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+/// The CONTIGS, NAMES and HOLES sections.
+pub(crate) fn encode_layout(layout: &Layout) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
     let mut contigs = Vec::with_capacity(layout.contigs.len() * CONTIG_LEN);
     let mut names = Vec::new();
     for c in &layout.contigs {
@@ -393,11 +395,17 @@ where
 
 /// `.NAME.tmp.PID` beside `out`.
 pub fn temp_path(out: &Path) -> PathBuf {
+    temp_path_for(out, std::process::id())
+}
+
+/// `.NAME.tmp.PID` beside `out` for the process `pid` (the distributed
+/// build: every rank writes into rank 0's temporary file).
+pub fn temp_path_for(out: &Path, pid: u32) -> PathBuf {
     let name = out
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    out.with_file_name(format!(".{name}.tmp.{}", std::process::id()))
+    out.with_file_name(format!(".{name}.tmp.{pid}"))
 }
 
 /// The bytes of an index: an mmap of the file, or 64-byte aligned memory.

@@ -22,6 +22,7 @@ pub mod input;
 pub mod kmer;
 pub mod map;
 pub mod reference;
+pub mod scan;
 pub mod sa;
 pub mod sam;
 pub mod search;

@@ -91,6 +91,10 @@ struct IndexArgs {
     /// No log messages (warnings and errors still print)
     #[arg(short, long)]
     quiet: bool,
+    /// Build on all ranks of an MPI job (`mpirun -np P fmalign index --distributed ref.fa`;
+    /// needs a build with `--features mpi`); the index is the same bytes as without it
+    #[arg(long)]
+    distributed: bool,
     /// Reference FASTA
     reference: PathBuf,
 }
@@ -210,6 +214,9 @@ fn run_index(a: IndexArgs) -> Result<()> {
         stats: a.stats,
         device: a.device,
     };
+    if a.distributed {
+        return run_index_distributed(&a, &cfg, &out);
+    }
     let t = Instant::now();
     let reference = fmalign::reference::read_fasta(&a.reference)?;
     for w in &reference.warnings {
@@ -238,6 +245,70 @@ fn run_index(a: IndexArgs) -> Result<()> {
             report.sa_seconds,
             report.device,
             report.fm_seconds,
+            out.display(),
+            report.file_bytes,
+            t.elapsed().as_secs_f64()
+        ),
+    );
+    Ok(())
+}
+
+#[cfg(not(feature = "mpi"))]
+fn run_index_distributed(_: &IndexArgs, _: &IndexConfig, _: &Path) -> Result<()> {
+    anyhow::bail!(
+        "--distributed needs fmalign built with MPI support: `cargo build --release --features mpi` (see README)"
+    )
+}
+
+/// `mpirun -np P fmalign index --distributed`: rank 0 logs; a rank that
+/// fails says why, the others stop quietly (rank 0 names the failed rank).
+#[cfg(feature = "mpi")]
+fn run_index_distributed(a: &IndexArgs, cfg: &IndexConfig, out: &Path) -> Result<()> {
+    use fmalign::dist::Comm;
+    let t = Instant::now();
+    let (rank, size, result) = {
+        let comm = fmalign::dist::mpi::MpiComm::init()?;
+        let fail = std::env::var("FMALIGN_TEST_FAIL_RANK")
+            .ok()
+            .and_then(|s| s.parse().ok());
+        let result = fmalign::dist::index::build_with_fault(&comm, &a.reference, cfg, out, fail);
+        (comm.rank(), comm.size(), result)
+        // MPI is finalized here, before any exit.
+    };
+    let report = match result {
+        Ok(r) => r,
+        Err(fmalign::Error::OtherRank(_)) if rank != 0 => std::process::exit(1),
+        Err(e) if size > 1 => return Err(anyhow::anyhow!("rank {rank}: {e}")),
+        Err(e) => return Err(e.into()),
+    };
+    if rank != 0 {
+        return Ok(());
+    }
+    for w in &report.warnings {
+        eprintln!("[fmalign] warning: {w}");
+    }
+    if cfg.stats {
+        eprintln!("#dist\trank\tphase\tseconds\tbytes_sent");
+        for (r, phases) in report.phases.iter().enumerate() {
+            for ph in phases {
+                eprintln!(
+                    "dist\t{r}\t{}\t{:.3}\t{}",
+                    ph.name, ph.seconds, ph.bytes_sent
+                );
+            }
+        }
+        for (h, groups) in &report.rounds {
+            eprintln!("dist-round\t{h}\t{groups}");
+        }
+    }
+    log(
+        a.quiet,
+        format_args!(
+            "{size} ranks: {} sequences, {} unambiguous bases, {} ambiguous runs; {} prefix-doubling rounds; wrote {} ({} bytes) in {:.2} s",
+            report.contigs,
+            report.text_len,
+            report.holes,
+            report.rounds.len(),
             out.display(),
             report.file_bytes,
             t.elapsed().as_secs_f64()

@@ -213,6 +213,18 @@ fn encode_header(flags: u32, file_len: u64, table: &[Section]) -> Vec<u8> {
     h
 }
 
+/// The first bytes of a file whose sections have the given `(len, crc32)` in
+/// [`SectionId::ALL`] order: header and section table (up to the first
+/// section), with the table and the file length. For writers that place the
+/// sections themselves (several processes writing one file); the bytes
+/// between and after sections are zero. [`write`] is this plus the sections.
+pub fn plan(flags: u32, parts: &[(u64, u32)]) -> (Vec<u8>, Vec<Section>, u64) {
+    assert_eq!(parts.len(), SectionId::ALL.len(), "one entry per section");
+    let (table, file_len) = layout(parts);
+    let head = encode_header(flags, file_len, &table);
+    (head, table, file_len)
+}
+
 /// Writes a complete index: `flags` and the sections' bytes in
 /// [`SectionId::ALL`] order. Returns the number of bytes written.
 pub fn write<W: Write>(mut out: W, flags: u32, sections: &[&[u8]]) -> io::Result<u64> {

@@ -1,22 +1,27 @@
 //! Distributed index construction (issue 7), the part that does not need MPI:
 //! the collective operations the algorithm uses, behind [`Comm`], and an
 //! in-process implementation ([`LocalComm`]: one thread per rank) on which
-//! the algorithm's logic is tested for any number of ranks. An rsmpi
-//! implementation of the same trait (feature `mpi`) is the next step; the
-//! algorithm does not change with it.
+//! the algorithm's logic is tested for any number of ranks, and the MPI one
+//! ([`mpi::MpiComm`], feature `mpi`, rsmpi over the system's MPI library) that
+//! `mpirun -np P fmalign index --distributed` uses. The algorithm is the same
+//! code over either.
 //!
 //! The algorithm is distributed prefix doubling after Flick & Aluru (2015),
 //! in [`sa`]: every rank holds one block of text positions (plus the few
 //! characters after it that its first keys read), no rank ever holds the
 //! whole suffix array.
 
+pub mod index;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod sa;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
 
 /// The collective operations of a group of ranks. Every rank calls each
 /// operation in the same order (as with MPI).
-pub trait Comm: Sync {
+pub trait Comm {
     /// This rank, `0..size`.
     fn rank(&self) -> usize;
     /// Number of ranks.
@@ -24,6 +29,25 @@ pub trait Comm: Sync {
     /// All-to-all exchange: `send[j]` goes to rank `j`; returns what each
     /// rank sent here, by sender.
     fn alltoallv<T: bytemuck::Pod + Send>(&self, send: Vec<Vec<T>>) -> Vec<Vec<T>>;
+
+    /// Bytes this rank has sent to other ranks so far (its own share of
+    /// each exchange not counted): the communication volume of `--stats`.
+    fn bytes_sent(&self) -> u64;
+
+    /// `v` of rank `root`, on every rank (`v` is ignored elsewhere).
+    fn broadcast<T: bytemuck::Pod + Send>(&self, root: usize, v: Vec<T>) -> Vec<T> {
+        let send = if self.rank() == root {
+            vec![v; self.size()]
+        } else {
+            vec![Vec::new(); self.size()]
+        };
+        self.alltoallv(send).swap_remove(root)
+    }
+
+    /// Whether every rank passed `ok` (a barrier as well).
+    fn all_ok(&self, ok: bool) -> bool {
+        self.allgather(u8::from(ok)).iter().all(|&x| x == 1)
+    }
 
     /// Every rank's `x`, by rank.
     fn allgather<T: bytemuck::Pod + Send>(&self, x: T) -> Vec<T> {
@@ -44,6 +68,7 @@ pub struct LocalComm<'a> {
     rank: usize,
     size: usize,
     shared: &'a Shared,
+    sent: AtomicU64,
 }
 
 impl LocalComm<'_> {
@@ -59,7 +84,14 @@ impl LocalComm<'_> {
             let handles: Vec<_> = (0..size)
                 .map(|rank| {
                     let (shared, f) = (&shared, &f);
-                    s.spawn(move || f(&LocalComm { rank, size, shared }))
+                    s.spawn(move || {
+                        f(&LocalComm {
+                            rank,
+                            size,
+                            shared,
+                            sent: AtomicU64::new(0),
+                        })
+                    })
                 })
                 .collect();
             handles
@@ -79,8 +111,17 @@ impl Comm for LocalComm<'_> {
         self.size
     }
 
+    fn bytes_sent(&self) -> u64 {
+        self.sent.load(Ordering::Relaxed)
+    }
+
     fn alltoallv<T: bytemuck::Pod + Send>(&self, send: Vec<Vec<T>>) -> Vec<Vec<T>> {
         assert_eq!(send.len(), self.size, "alltoallv: one list per rank");
+        let out: usize = (send.iter().enumerate())
+            .filter(|&(to, _)| to != self.rank)
+            .map(|(_, v)| std::mem::size_of_val(v.as_slice()))
+            .sum();
+        self.sent.fetch_add(out as u64, Ordering::Relaxed);
         {
             let mut boxes = self.shared.boxes.lock().expect("no rank panicked");
             for (to, v) in send.into_iter().enumerate() {

@@ -1,0 +1,1067 @@
+//! A streaming scan of a FASTA reference for distributed index construction:
+//! the layout and text length without holding the text, and checkpoints from
+//! which any range of the text is read back (see [`scan_fasta`] and
+//! [`read_text_range`]).
+//!
+//! The rules are those of [`crate::reference::read_fasta`] (SPEC §5.1), which
+//! parses with needletail: a record starts at a `>` that begins the file or
+//! follows a `\n`; its header runs to the next `\n`; its sequence is every
+//! other byte up to the next record, where `\n` and `\r` are skipped.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Cursor, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use md5::{Digest, Md5};
+
+use crate::error::{Error, Result};
+use crate::reference::{Contig, Hole, Layout};
+
+/// A point from which the text can be read: `offset` is the byte offset, in the
+/// decompressed FASTA stream, of the byte holding base T[text_pos].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+pub struct Checkpoint {
+    /// Position in the text.
+    pub text_pos: u64,
+    /// Byte offset of that base in the decompressed FASTA stream.
+    pub offset: u64,
+}
+
+/// What [`scan_fasta`] finds: everything [`crate::reference::read_fasta`]
+/// gives but the text, and checkpoints into the text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scan {
+    /// Contigs and holes, identical to `read_fasta`'s.
+    pub layout: Layout,
+    /// Length of the text (`read_fasta(..).text.len()`).
+    pub text_len: u64,
+    /// The same warnings as `read_fasta`'s.
+    pub warnings: Vec<String>,
+    /// Ascending text_pos; the first is text_pos 0 when text_len > 0; then one at
+    /// (or just after, at the first base at or past) every multiple of `every` bases.
+    pub checkpoints: Vec<Checkpoint>,
+}
+
+const BASE_A: u8 = 0;
+const AMBIGUOUS: u8 = 4;
+const NEWLINE: u8 = 5;
+const INVALID: u8 = 6;
+
+/// Byte → class: 0..=3 base code, 4 IUPAC ambiguity code, 5 line break, 6 other
+/// (a copy of `reference.rs`'s table).
+static CLASS: [u8; 256] = {
+    let mut t = [INVALID; 256];
+    t[b'\n' as usize] = NEWLINE;
+    t[b'\r' as usize] = NEWLINE;
+    let amb = b"NRYSWKMBDHVU";
+    let mut i = 0;
+    while i < amb.len() {
+        t[amb[i] as usize] = AMBIGUOUS;
+        t[amb[i].to_ascii_lowercase() as usize] = AMBIGUOUS;
+        i += 1;
+    }
+    let bases = b"ACGT";
+    let mut c = 0;
+    while c < 4 {
+        t[bases[c] as usize] = BASE_A + c as u8;
+        t[bases[c].to_ascii_lowercase() as usize] = BASE_A + c as u8;
+        c += 1;
+    }
+    t
+};
+
+/// Read buffer size of the scan and of [`read_text_range`].
+const CHUNK: usize = 1 << 20;
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Streams the FASTA at `path` once (plain, gzip or BGZF) and returns its
+/// layout, text length, warnings and a checkpoint every `every` bases of the
+/// text, with the same validation (and, as far as practical, the same error
+/// messages) as [`crate::reference::read_fasta`]. Memory is
+/// O(contigs + holes + checkpoints): neither the text nor a whole record is
+/// held.
+///
+/// # Panics
+/// If `every` is 0.
+pub fn scan_fasta(path: &Path, every: u64) -> Result<Scan> {
+    assert!(
+        every > 0,
+        "scan_fasta: checkpoint interval must be positive"
+    );
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let Some(mut input) = crate::input::decompressed(file, path)? else {
+        return Err(Error::input(path, "empty file, or not a FASTA file"));
+    };
+    let mut head = [0u8; 1];
+    let got = read_up_to(&mut input, &mut head).map_err(|e| read_error(path, e))?;
+    if got == 0 || head[0] != b'>' {
+        // Not FASTA. A file starting with '@' is parsed (as FASTQ) by
+        // needletail; let read_fasta say what is wrong with it: it stops at
+        // the first record.
+        if got == 1 && head[0] == b'@' {
+            return Err(match crate::reference::read_fasta(path) {
+                Err(e) => e,
+                Ok(_) => Error::input(path, "this is FASTQ, not FASTA"),
+            });
+        }
+        return Err(Error::input(
+            path,
+            "not a FASTA file (it does not start with a '>' header line)",
+        ));
+    }
+    let input = Cursor::new(head).chain(input);
+    let mut reader = BufReader::with_capacity(CHUNK, input);
+    let mut s = Scanner::new(path, every);
+    let mut consumed = 0u64;
+    loop {
+        let buf = reader.fill_buf().map_err(|e| read_error(path, e))?;
+        if buf.is_empty() {
+            break;
+        }
+        let n = buf.len();
+        s.chunk(buf, consumed)?;
+        reader.consume(n);
+        consumed += n as u64;
+    }
+    s.finish()
+}
+
+/// Codes (0..=3) of T[from..to), read from `path` starting at the last
+/// checkpoint with text_pos <= from (from the start of the file when there is
+/// none): for a plain file by seeking to its offset; for gzip/BGZF by
+/// decompressing and discarding the bytes before it. Then decodes forward:
+/// base letters (either case) are text; IUPAC ambiguous letters, `\n`, `\r`
+/// are skipped; a `>` at the start of a line begins a header line that is
+/// skipped to its end.
+///
+/// Errors when the file ends early or holds a byte the scan would have
+/// refused (the file changed since it was scanned).
+///
+/// # Panics
+/// If `from > to`. (`to <= text_len` is required too; a `to` past the end of
+/// the text gives an error.)
+pub fn read_text_range(
+    path: &Path,
+    checkpoints: &[Checkpoint],
+    from: u64,
+    to: u64,
+) -> Result<Vec<u8>> {
+    assert!(from <= to, "read_text_range: from {from} > to {to}");
+    if from == to {
+        return Ok(Vec::new());
+    }
+    let k = checkpoints.partition_point(|c| c.text_pos <= from);
+    let start = if k == 0 {
+        None
+    } else {
+        Some(checkpoints[k - 1])
+    };
+    let offset = start.map_or(0, |c| c.offset);
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut magic = [0u8; 2];
+    let got = read_up_to(&mut file, &mut magic).map_err(|e| Error::io(path, e))?;
+    let mut reader: Box<dyn BufRead> = if got == 2 && magic == GZIP_MAGIC {
+        file.seek(SeekFrom::Start(0))
+            .map_err(|e| Error::io(path, e))?;
+        let Some(input) = crate::input::decompressed(file, path)? else {
+            return Err(changed(path, "the file is empty"));
+        };
+        let mut input = BufReader::with_capacity(CHUNK, input);
+        let skipped = std::io::copy(&mut (&mut input).take(offset), &mut std::io::sink())
+            .map_err(|e| read_error(path, e))?;
+        if skipped < offset {
+            return Err(changed(
+                path,
+                &format!("the file ends before byte {offset} of its decompressed text"),
+            ));
+        }
+        Box::new(input)
+    } else {
+        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        if len <= offset {
+            return Err(changed(
+                path,
+                &format!("the file ends before byte {offset}"),
+            ));
+        }
+        file.seek(SeekFrom::Start(offset))
+            .map_err(|e| Error::io(path, e))?;
+        Box::new(BufReader::with_capacity(
+            CHUNK.min((to - from + 4096) as usize),
+            file,
+        ))
+    };
+    let mut d = Decoder {
+        text_pos: start.map_or(0, |c| c.text_pos),
+        offset,
+        at_line_start: start.is_none(),
+        in_header: false,
+        out: Vec::with_capacity((to - from) as usize),
+    };
+    if let Some(c) = start {
+        // The checkpoint's byte must be a base.
+        let buf = reader.fill_buf().map_err(|e| read_error(path, e))?;
+        if buf.first().is_none_or(|&b| CLASS[b as usize] >= AMBIGUOUS) {
+            return Err(changed(
+                path,
+                &format!(
+                    "no base at byte {} (text position {})",
+                    c.offset, c.text_pos
+                ),
+            ));
+        }
+    }
+    loop {
+        let buf = reader.fill_buf().map_err(|e| read_error(path, e))?;
+        if buf.is_empty() {
+            return Err(changed(
+                path,
+                &format!("the file ends before text position {to}"),
+            ));
+        }
+        let n = buf.len();
+        if d.chunk(buf, from, to).map_err(|m| changed(path, &m))? {
+            return Ok(d.out);
+        }
+        reader.consume(n);
+    }
+}
+
+/// The error for a file that no longer matches its scan.
+fn changed(path: &Path, what: &str) -> Error {
+    Error::input(
+        path,
+        format!("{what} (reference changed since it was scanned?)"),
+    )
+}
+
+/// A read error of the (decompressed) stream, worded as `read_fasta` does.
+fn read_error(path: &Path, e: std::io::Error) -> Error {
+    Error::input(
+        path,
+        format!("read error (truncated or damaged compressed file?): {e}"),
+    )
+}
+
+/// State of [`read_text_range`]'s forward decoding.
+struct Decoder {
+    /// Text position of the next base.
+    text_pos: u64,
+    /// Stream offset of the next chunk.
+    offset: u64,
+    at_line_start: bool,
+    in_header: bool,
+    out: Vec<u8>,
+}
+
+impl Decoder {
+    /// Decodes one chunk; true once T[from..to) is complete. Err: what is
+    /// wrong.
+    fn chunk(&mut self, buf: &[u8], from: u64, to: u64) -> std::result::Result<bool, String> {
+        let mut i = 0;
+        let n = buf.len();
+        let mut text_pos = self.text_pos;
+        let mut at_line_start = self.at_line_start;
+        while i < n {
+            if self.in_header {
+                match buf[i..].iter().position(|&b| b == b'\n') {
+                    Some(k) => {
+                        i += k + 1;
+                        self.in_header = false;
+                        at_line_start = true;
+                    }
+                    None => i = n,
+                }
+                continue;
+            }
+            let b = buf[i];
+            let class = CLASS[b as usize];
+            if class < AMBIGUOUS {
+                if text_pos >= from {
+                    self.out.push(class);
+                    if text_pos + 1 == to {
+                        return Ok(true);
+                    }
+                }
+                text_pos += 1;
+                at_line_start = false;
+            } else if class == AMBIGUOUS || b == b'\r' {
+                at_line_start = false;
+            } else if b == b'\n' {
+                at_line_start = true;
+            } else if b == b'>' && at_line_start {
+                self.in_header = true;
+            } else {
+                return Err(format!(
+                    "unexpected byte {:?} at byte {} of the sequence text",
+                    char::from(b).escape_default().to_string(),
+                    self.offset + i as u64
+                ));
+            }
+            i += 1;
+        }
+        self.text_pos = text_pos;
+        self.at_line_start = at_line_start;
+        self.offset += n as u64;
+        Ok(false)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// In a header line, in the name (up to the first whitespace).
+    Name,
+    /// In a header line, past the name.
+    Description,
+    /// In a record's sequence lines.
+    Sequence,
+}
+
+/// The record being scanned.
+struct Record {
+    name: String,
+    /// Line of its header.
+    line: u64,
+    text_offset: u64,
+    /// Bases so far, ambiguous ones included.
+    pos: u64,
+    hole_start: Option<u64>,
+    md5: Md5,
+}
+
+struct Scanner<'p> {
+    path: &'p Path,
+    every: u64,
+    layout: Layout,
+    warnings: Vec<String>,
+    checkpoints: Vec<Checkpoint>,
+    seen: HashMap<String, u64>,
+    /// Text position of the next checkpoint.
+    next_checkpoint: u64,
+    text_pos: u64,
+    /// Current line (1-based).
+    line: u64,
+    state: State,
+    at_line_start: bool,
+    /// Header line of the record whose header is being read.
+    header_line: u64,
+    name: Vec<u8>,
+    record: Option<Record>,
+    /// Sequence bytes not yet given to the MD5, upper-cased before.
+    md5_buf: Vec<u8>,
+}
+
+impl<'p> Scanner<'p> {
+    fn new(path: &'p Path, every: u64) -> Self {
+        Scanner {
+            path,
+            every,
+            layout: Layout::default(),
+            warnings: Vec::new(),
+            checkpoints: Vec::new(),
+            seen: HashMap::new(),
+            next_checkpoint: 0,
+            text_pos: 0,
+            line: 1,
+            // The stream starts with '>' (checked by the caller).
+            state: State::Sequence,
+            at_line_start: true,
+            header_line: 1,
+            name: Vec::new(),
+            record: None,
+            md5_buf: Vec::with_capacity(CHUNK),
+        }
+    }
+
+    /// Scans `buf`, which starts at stream offset `base`.
+    fn chunk(&mut self, buf: &[u8], base: u64) -> Result<()> {
+        let n = buf.len();
+        let mut i = 0;
+        while i < n {
+            match self.state {
+                State::Name => {
+                    let start = i;
+                    while i < n && !buf[i].is_ascii_whitespace() {
+                        i += 1;
+                    }
+                    self.name.extend_from_slice(&buf[start..i]);
+                    if i < n {
+                        if buf[i] == b'\n' {
+                            self.end_header()?;
+                            self.line += 1;
+                        } else {
+                            self.state = State::Description;
+                        }
+                        i += 1;
+                    }
+                }
+                State::Description => match buf[i..].iter().position(|&b| b == b'\n') {
+                    Some(k) => {
+                        i += k + 1;
+                        self.end_header()?;
+                        self.line += 1;
+                    }
+                    None => i = n,
+                },
+                State::Sequence => i = self.sequence(buf, i, base)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Scans sequence bytes from `buf[i..]` up to the end of `buf` or the
+    /// next header; returns where it stopped.
+    fn sequence(&mut self, buf: &[u8], mut i: usize, base: u64) -> Result<usize> {
+        let n = buf.len();
+        let every = self.every;
+        let mut text_pos = self.text_pos;
+        let mut next_checkpoint = self.next_checkpoint;
+        let mut line = self.line;
+        let mut at_line_start = self.at_line_start;
+        let mut seg_start = i;
+        // Before the first header (only the '>' at offset 0) there is no
+        // record; a base there is impossible.
+        let Some(rec) = self.record.as_mut() else {
+            debug_assert!(i < n && buf[i] == b'>' && at_line_start);
+            self.state = State::Name;
+            self.header_line = line;
+            self.at_line_start = false;
+            return Ok(i + 1);
+        };
+        let contig = self.layout.contigs.len() as u32;
+        let mut pos = rec.pos;
+        let mut hole_start = rec.hole_start;
+        let mut header = false;
+        while i < n {
+            let b = buf[i];
+            let class = CLASS[b as usize];
+            if class < AMBIGUOUS {
+                if let Some(s) = hole_start.take() {
+                    self.layout.holes.push(Hole {
+                        contig,
+                        start: s,
+                        len: pos - s,
+                    });
+                }
+                if text_pos == next_checkpoint {
+                    self.checkpoints.push(Checkpoint {
+                        text_pos,
+                        offset: base + i as u64,
+                    });
+                    next_checkpoint = next_checkpoint.saturating_add(every);
+                }
+                text_pos += 1;
+                pos += 1;
+                at_line_start = false;
+            } else if class == AMBIGUOUS {
+                hole_start.get_or_insert(pos);
+                pos += 1;
+                at_line_start = false;
+            } else {
+                self.md5_buf.extend_from_slice(&buf[seg_start..i]);
+                seg_start = i + 1;
+                if b == b'\n' {
+                    line += 1;
+                    at_line_start = true;
+                } else if b == b'\r' {
+                    at_line_start = false;
+                } else if b == b'>' && at_line_start {
+                    header = true;
+                    i += 1;
+                    break;
+                } else {
+                    return Err(Error::input(
+                        self.path,
+                        format!(
+                            "line {line}: invalid character {:?} in sequence '{}' (expected IUPAC nucleotide codes)",
+                            char::from(b).escape_default().to_string(),
+                            rec.name
+                        ),
+                    ));
+                }
+            }
+            i += 1;
+        }
+        if !header {
+            self.md5_buf.extend_from_slice(&buf[seg_start..n]);
+        }
+        self.md5_buf.make_ascii_uppercase();
+        rec.md5.update(&self.md5_buf);
+        self.md5_buf.clear();
+        rec.pos = pos;
+        rec.hole_start = hole_start;
+        self.text_pos = text_pos;
+        self.next_checkpoint = next_checkpoint;
+        self.line = line;
+        self.at_line_start = at_line_start;
+        if header {
+            self.end_record()?;
+            self.state = State::Name;
+            self.header_line = line;
+            self.at_line_start = false;
+        }
+        Ok(i)
+    }
+
+    /// The header line ended: check the name and start the record.
+    fn end_header(&mut self) -> Result<()> {
+        let line = self.header_line;
+        let name = contig_name(&self.name)
+            .map_err(|m| Error::input(self.path, format!("line {line}: {m}")))?;
+        self.name.clear();
+        self.record = Some(Record {
+            name,
+            line,
+            text_offset: self.text_pos,
+            pos: 0,
+            hole_start: None,
+            md5: Md5::new(),
+        });
+        self.state = State::Sequence;
+        self.at_line_start = true;
+        Ok(())
+    }
+
+    /// The record ended: keep it (or skip it when it has no bases).
+    fn end_record(&mut self) -> Result<()> {
+        let Some(rec) = self.record.take() else {
+            return Ok(());
+        };
+        let contig = self.layout.contigs.len() as u32;
+        if let Some(s) = rec.hole_start {
+            self.layout.holes.push(Hole {
+                contig,
+                start: s,
+                len: rec.pos - s,
+            });
+        }
+        let line = rec.line;
+        let name = rec.name;
+        if rec.pos == 0 {
+            self.warnings.push(format!(
+                "{}: line {line}: skipping sequence '{name}' with no bases",
+                self.path.display()
+            ));
+            return Ok(());
+        }
+        if let Some(first) = self.seen.insert(name.clone(), line) {
+            return Err(Error::input(
+                self.path,
+                format!("line {line}: duplicate sequence name '{name}' (first at line {first})"),
+            ));
+        }
+        self.layout.contigs.push(Contig {
+            name,
+            len: rec.pos,
+            md5: rec.md5.finalize().into(),
+            text_offset: rec.text_offset,
+        });
+        Ok(())
+    }
+
+    /// End of the stream.
+    fn finish(mut self) -> Result<Scan> {
+        if self.state != State::Sequence {
+            // A header line with no line break after it.
+            self.end_header()?;
+        }
+        self.end_record()?;
+        if self.layout.contigs.is_empty() {
+            return Err(Error::input(
+                self.path,
+                "no sequence with bases in this FASTA file",
+            ));
+        }
+        Ok(Scan {
+            layout: self.layout,
+            text_len: self.text_pos,
+            warnings: self.warnings,
+            checkpoints: self.checkpoints,
+        })
+    }
+}
+
+/// The SAM rule: the header up to the first whitespace; must be a valid
+/// SAM reference name (a copy of `reference.rs`'s).
+fn contig_name(id: &[u8]) -> std::result::Result<String, String> {
+    let end = id
+        .iter()
+        .position(|b| b.is_ascii_whitespace())
+        .unwrap_or(id.len());
+    let name = &id[..end];
+    if name.is_empty() {
+        return Err("sequence header has an empty name".into());
+    }
+    let valid = name.iter().all(|&b| (b'!'..=b'~').contains(&b))
+        && !matches!(name[0], b'*' | b'=')
+        && !name.iter().any(|b| {
+            matches!(
+                b,
+                b'\\'
+                    | b','
+                    | b'"'
+                    | b'`'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'['
+                    | b']'
+                    | b'{'
+                    | b'}'
+                    | b'<'
+                    | b'>'
+            )
+        });
+    if !valid {
+        return Err(format!(
+            "sequence name '{}' is not a valid SAM reference name",
+            String::from_utf8_lossy(name)
+        ));
+    }
+    Ok(String::from_utf8_lossy(name).into_owned())
+}
+
+/// Fills `buf` as far as the input allows; returns the bytes read.
+fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(k) => got += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reference::read_fasta;
+    use proptest::prelude::*;
+    use std::io::Write;
+
+    /// Gzip-compresses `data`, as `members` gzip members (BGZF-like when > 1).
+    fn gzip(data: &[u8], members: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        let step = data.len().div_ceil(members.max(1)).max(1);
+        for part in data.chunks(step) {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(part).unwrap();
+            out.extend(e.finish().unwrap());
+        }
+        if data.is_empty() {
+            let e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            out.extend(e.finish().unwrap());
+        }
+        out
+    }
+
+    fn write(dir: &tempfile::TempDir, name: &str, data: &[u8]) -> std::path::PathBuf {
+        let p = dir.path().join(name);
+        std::fs::write(&p, data).unwrap();
+        p
+    }
+
+    /// Error messages with the file name taken out (the plain and gzip files
+    /// have different names).
+    fn message(e: &Error, path: &Path) -> String {
+        e.to_string().replace(&path.display().to_string(), "FILE")
+    }
+
+    /// Checks the checkpoints' positions and that each points at its base in
+    /// the decompressed stream `plain`.
+    fn check_checkpoints(s: &Scan, every: u64, plain: &[u8], text: &[u8]) {
+        let want: Vec<u64> = (0..s.text_len)
+            .step_by(every.min(1 << 40) as usize)
+            .collect();
+        let got: Vec<u64> = s.checkpoints.iter().map(|c| c.text_pos).collect();
+        assert_eq!(got, want, "checkpoint positions, every {every}");
+        for c in &s.checkpoints {
+            let b = plain[c.offset as usize];
+            assert_eq!(CLASS[b as usize], text[c.text_pos as usize], "{c:?}");
+        }
+    }
+
+    /// Ranges worth reading for a text of `n` bases with these checkpoints.
+    fn ranges(n: u64, checkpoints: &[Checkpoint], extra: &[(u64, u64)]) -> Vec<(u64, u64)> {
+        let mut r = vec![
+            (0, n),
+            (0, 0),
+            (n, n),
+            (0, n.min(1)),
+            (n.saturating_sub(1), n),
+        ];
+        for c in checkpoints.iter().take(20) {
+            for from in [c.text_pos, c.text_pos + 1, c.text_pos.saturating_sub(1)] {
+                if from <= n {
+                    r.push((from, n));
+                    r.push((from, (from + 1).min(n)));
+                    r.push((from, (from + 5).min(n)));
+                }
+            }
+        }
+        for &(a, b) in extra {
+            if n > 0 {
+                let (a, b) = (a % (n + 1), b % (n + 1));
+                r.push((a.min(b), a.max(b)));
+            }
+        }
+        r
+    }
+
+    /// Compares scan_fasta and read_text_range with read_fasta on `data`,
+    /// plain and gzipped; `all_ranges` reads every (from, to) of a small text.
+    fn check(data: &[u8], everys: &[u64], extra: &[(u64, u64)], all_ranges: bool) {
+        let dir = tempfile::tempdir().unwrap();
+        let members = 1 + data.len() % 3;
+        for (path, gz) in [
+            (write(&dir, "r.fa", data), false),
+            (write(&dir, "r.fa.gz", &gzip(data, members)), true),
+        ] {
+            let oracle = read_fasta(&path);
+            for &every in everys {
+                let scan = scan_fasta(&path, every);
+                let (r, s) = match (&oracle, scan) {
+                    (Err(e), Err(f)) => {
+                        assert_eq!(message(&f, &path), message(e, &path), "{data:?} gz {gz}");
+                        continue;
+                    }
+                    (Ok(r), Ok(s)) => (r, s),
+                    (o, s) => panic!("{data:?} gz {gz}: read_fasta {o:?}, scan {s:?}"),
+                };
+                assert_eq!(s.layout, r.layout, "{data:?} gz {gz}");
+                assert_eq!(s.text_len, r.text.len() as u64);
+                assert_eq!(s.warnings, r.warnings);
+                check_checkpoints(&s, every, data, &r.text);
+                let n = s.text_len;
+                let mut rs = ranges(n, &s.checkpoints, extra);
+                if all_ranges && n <= 40 {
+                    for a in 0..=n {
+                        for b in a..=n {
+                            rs.push((a, b));
+                        }
+                    }
+                }
+                for (a, b) in rs {
+                    let got = read_text_range(&path, &s.checkpoints, a, b)
+                        .unwrap_or_else(|e| panic!("{data:?} every {every} {a}..{b}: {e}"));
+                    assert_eq!(
+                        got,
+                        &r.text[a as usize..b as usize],
+                        "{data:?} every {every} gz {gz} {a}..{b}"
+                    );
+                }
+            }
+        }
+    }
+
+    const EVERYS: [u64; 7] = [1, 2, 3, 7, 64, 1000, u64::MAX];
+
+    #[test]
+    fn hand_written_cases() {
+        let cases: &[&[u8]] = &[
+            b">a\nACGT\n",
+            b">a\nACGT",
+            b">a desc ription\nACgtN\nnA\n>b\nRRT\n>c\nN\n",
+            b">a\r\nACGT\r\nNNac\r\n>b x\r\nGG\r\n",
+            b">a\r\nACGT\r\nNNac\r\n>b x\r\nGG",
+            b">a\n\nAC\n\n\nGT\n\n>b\n\n\nT\n",
+            b">a\nACGT\n>b\n",
+            b">a\nACGT\n>b",
+            b">a\nACGT\n>b desc",
+            b">a\n>b\nAC\n",
+            b">a\nNNNN\n",
+            b">a\nNNNN\n>b\nAC\n>c\nnnn",
+            b">a\nNNACNN\n>b\nNNN\nNA\nCN\n",
+            b">a\nRYSWKMBDHVUNryswkmbdhvun\nACGTacgt\n",
+            b">a\tb c\nAC\n>b\x0cq\nGT\n",
+            b">a\nAC\rGT\r\r\n>b\nT\n",
+            b">a\nA\n>b\nC\n>c\nG\n>d\nT\n",
+            b">\xff\n",
+            b">a\nACGT\n>b\nNNNN\n>c\nACGT\nNNNN\n",
+            b">a\n",
+            b">a\n\n",
+            b">",
+            b">x\nA\n>y\nC>G\n",
+            b">x\nAC\n\r>y\nG\n",
+        ];
+        for c in cases {
+            check(c, &EVERYS, &[], true);
+        }
+        // One huge line and many short ones.
+        let mut big = b">big desc\n".to_vec();
+        for i in 0..200_000u32 {
+            big.push(b"ACGTNacgtnRY"[(i.wrapping_mul(2654435761) >> 7) as usize % 12]);
+        }
+        big.extend_from_slice(b"\n>small\n");
+        for i in 0..30_000u32 {
+            big.push(b"ACGTN"[(i.wrapping_mul(40503) >> 5) as usize % 5]);
+            if i % 61 == 60 {
+                big.extend_from_slice(b"\r\n");
+            }
+        }
+        check(
+            &big,
+            &[1, 3, 7, 1 << 10, 1 << 16, u64::MAX],
+            &[(5, 100_000), (99_999, 200_001), (123, 124)],
+            false,
+        );
+    }
+
+    #[test]
+    fn bad_inputs_fail_like_read_fasta() {
+        let cases: &[(&[u8], &str)] = &[
+            (b"", "empty"),
+            (b"ACGT\n", "not a FASTA"),
+            (
+                b">a\nACGT\n>a\nAC\n",
+                "duplicate sequence name 'a' (first at line 1)",
+            ),
+            (b">a\nAC\nAXT\n", "line 3: invalid character"),
+            (b">a\n\n>b\n\n", "no sequence with bases"),
+            (b"@r\nACGT\n+\nIIII\n", "FASTQ"),
+            (b"\x01\x02\x03\x00binary", "not a FASTA"),
+            (b"\n>a\nACGT\n", "not a FASTA"),
+            (b" >a\nACGT\n", "not a FASTA"),
+            (b">\nACGT\n", "empty name"),
+            (b"> a\nACGT\n", "empty name"),
+            (b">*a\nACGT\n", "not a valid SAM reference name"),
+            (b">a,b\nACGT\n", "not a valid SAM reference name"),
+            (b">a\nACGT\n>b\nAC-GT\n", "line 4: invalid character"),
+            (b">a\nACGT\n>b\nAC GT\n", "line 4: invalid character"),
+            (b">a\nAC\n >b\nGT\n", "line 3: invalid character"),
+            (b">a\nAC>b\nGT\n", "line 2: invalid character"),
+            (b">a\n", "no sequence with bases"),
+            (b">a", "no sequence with bases"),
+            (b"@r\nACGT\n", "separator"),
+            (b"@", "unexpected end of file"),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        for (input, needle) in cases {
+            for (path, gz) in [
+                (write(&dir, "t.fa", input), false),
+                (write(&dir, "t.fa.gz", &gzip(input, 1)), true),
+            ] {
+                let want = read_fasta(&path).unwrap_err().to_string();
+                let got = scan_fasta(&path, 7).unwrap_err().to_string();
+                assert_eq!(got, want, "{input:?} gz {gz}");
+                assert!(got.contains(needle), "{input:?} gz {gz}: {got}");
+                assert!(got.starts_with(&format!("{}: ", path.display())), "{got}");
+            }
+        }
+        // A missing file.
+        let missing = dir.path().join("missing.fa");
+        assert!(matches!(scan_fasta(&missing, 1), Err(Error::Io { .. })));
+        // A truncated gzip file.
+        let mut data = b">a\n".to_vec();
+        for i in 0..100_000u32 {
+            data.push(b"ACGT"[(i.wrapping_mul(2654435761) >> 9) as usize % 4]);
+        }
+        let gz = gzip(&data, 1);
+        let path = write(&dir, "cut.fa.gz", &gz[..gz.len() / 2]);
+        let want = read_fasta(&path).unwrap_err().to_string();
+        let got = scan_fasta(&path, 7).unwrap_err().to_string();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn read_text_range_errors_when_file_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut data = b">a\n".to_vec();
+        for i in 0..50_000u32 {
+            data.push(b"ACGTN"[(i.wrapping_mul(2654435761) >> 9) as usize % 5]);
+            if i % 70 == 69 {
+                data.push(b'\n');
+            }
+        }
+        data.extend_from_slice(b"\n>b\nACGTACGT\n");
+        for gz in [false, true] {
+            let bytes = |d: &[u8]| if gz { gzip(d, 2) } else { d.to_vec() };
+            let path = write(&dir, if gz { "r.fa.gz" } else { "r.fa" }, &bytes(&data));
+            let s = scan_fasta(&path, 1000).unwrap();
+            let n = s.text_len;
+            let all = read_text_range(&path, &s.checkpoints, 0, n).unwrap();
+            assert_eq!(all, read_fasta(&path).unwrap().text);
+            // Truncated in the middle, then to almost nothing.
+            for cut in [data.len() / 2, data.len() - 3, 10, 1, 0] {
+                std::fs::write(&path, bytes(&data[..cut])).unwrap();
+                for (a, b) in [(0, n), (n - 5, n), (n / 2, n / 2 + 1), (0, 1)] {
+                    let r = read_text_range(&path, &s.checkpoints, a, b);
+                    let expect_ok = read_fasta(&path).ok().is_some_and(|r| {
+                        (r.text.len() as u64) >= b && r.text[..b as usize] == all[..b as usize]
+                    });
+                    match r {
+                        Ok(t) => assert!(
+                            expect_ok,
+                            "cut {cut} gz {gz} {a}..{b}: read {} bases",
+                            t.len()
+                        ),
+                        Err(e) => {
+                            assert!(e.to_string().contains(&path.display().to_string()), "{e}")
+                        }
+                    }
+                }
+                let e = read_text_range(&path, &s.checkpoints, 0, n).unwrap_err();
+                assert!(e.to_string().contains(&path.display().to_string()), "{e}");
+            }
+            // A byte the scan would have refused.
+            let mut bad = data.clone();
+            bad[data.len() / 2] = b'*';
+            std::fs::write(&path, bytes(&bad)).unwrap();
+            let e = read_text_range(&path, &s.checkpoints, 0, n)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("reference changed since it was scanned?"), "{e}");
+            // The file gone.
+            std::fs::remove_file(&path).unwrap();
+            assert!(read_text_range(&path, &s.checkpoints, 0, n).is_err());
+        }
+    }
+
+    #[test]
+    fn empty_range_and_no_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(&dir, "n.fa", b">a\nNNN\n");
+        let s = scan_fasta(&path, 1).unwrap();
+        assert_eq!(s.text_len, 0);
+        assert!(s.checkpoints.is_empty());
+        assert_eq!(
+            read_text_range(&path, &s.checkpoints, 0, 0).unwrap(),
+            Vec::<u8>::new()
+        );
+        assert!(read_text_range(&path, &s.checkpoints, 0, 1).is_err());
+        // Without checkpoints the text is read from the start of the file.
+        let path = write(&dir, "m.fa", b">a x\nNNAC\n>b\nGT\n");
+        assert_eq!(read_text_range(&path, &[], 1, 4).unwrap(), vec![1, 2, 3]);
+        // The checkpoints are plain data.
+        let c = Checkpoint {
+            text_pos: 3,
+            offset: 9,
+        };
+        assert_eq!(bytemuck::bytes_of(&c).len(), 16);
+    }
+
+    /// One generated FASTA line.
+    fn line() -> impl Strategy<Value = Vec<u8>> {
+        let letter = prop_oneof![
+            8 => proptest::sample::select(b"ACGTacgt".to_vec()),
+            3 => Just(b'N'),
+            1 => proptest::sample::select(b"nRYSWKMBDHVUryswkmbdhvu".to_vec()),
+            1 => Just(b'\r'),
+        ];
+        let invalid = proptest::sample::select(b"X*->. 0".to_vec());
+        prop_oneof![
+            20 => proptest::collection::vec(letter.clone(), 0..90),
+            2 => Just(Vec::new()),
+            1 => proptest::collection::vec(letter, 0..20_000),
+            1 => (proptest::collection::vec(proptest::sample::select(b"ACGTN".to_vec()), 0..10), invalid)
+                .prop_map(|(mut v, b)| { v.push(b); v }),
+        ]
+    }
+
+    /// One generated record: (name, description, lines).
+    fn record() -> impl Strategy<Value = (Vec<u8>, Vec<u8>, Vec<Vec<u8>>)> {
+        let name = prop_oneof![
+            30 => "[a-zA-Z0-9_.|:]{1,8}".prop_map(|s| s.into_bytes()),
+            1 => Just(b"*x".to_vec()),
+            1 => Just(Vec::new()),
+            1 => Just(b"a(b)".to_vec()),
+        ];
+        let desc = prop_oneof![
+            3 => Just(Vec::new()),
+            1 => "[ \t][ -~]{0,30}".prop_map(|s| s.into_bytes()),
+        ];
+        (name, desc, proptest::collection::vec(line(), 0..8))
+    }
+
+    /// A generated FASTA file.
+    fn fasta() -> impl Strategy<Value = Vec<u8>> {
+        (
+            proptest::collection::vec(record(), 1..6),
+            any::<bool>(),
+            any::<bool>(),
+            0u8..20,
+        )
+            .prop_map(|(records, crlf, final_eol, lead)| {
+                let eol: &[u8] = if crlf { b"\r\n" } else { b"\n" };
+                let mut f = Vec::new();
+                if lead == 0 {
+                    f.extend_from_slice(eol);
+                }
+                for (k, (name, desc, lines)) in records.iter().enumerate() {
+                    f.push(b'>');
+                    f.extend_from_slice(name);
+                    f.extend_from_slice(desc);
+                    // Unique names most of the time.
+                    if lead != 1 && !name.is_empty() {
+                        f.extend_from_slice(format!("_{k}").as_bytes());
+                    }
+                    for l in lines {
+                        f.extend_from_slice(eol);
+                        f.extend_from_slice(l);
+                    }
+                    if k + 1 < records.len() || final_eol {
+                        f.extend_from_slice(eol);
+                    }
+                }
+                f
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        #[test]
+        fn random_fasta_matches_read_fasta(
+            data in fasta(),
+            every in prop_oneof![Just(1u64), Just(3), Just(7), 1u64..100, Just(4096), Just(u64::MAX)],
+            extra in proptest::collection::vec((any::<u64>(), any::<u64>()), 0..6),
+        ) {
+            check(&data, &[every], &extra, data.len() < 300);
+        }
+    }
+
+    /// Throughput of the scan (run with `--ignored --nocapture`).
+    #[test]
+    #[ignore]
+    fn scan_speed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut data = Vec::with_capacity(210 << 20);
+        let mut x = 1u64;
+        for c in 0..4 {
+            data.extend_from_slice(format!(">chr{c} desc\n").as_bytes());
+            for i in 0..(50usize << 20) {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                data.push(if (i >> 16) % 17 == 3 {
+                    b'N'
+                } else {
+                    b"ACGTacgt"[(x >> 61) as usize]
+                });
+                if i % 60 == 59 {
+                    data.push(b'\n');
+                }
+            }
+            data.push(b'\n');
+        }
+        let path = write(&dir, "big.fa", &data);
+        let t = std::time::Instant::now();
+        let s = scan_fasta(&path, 1 << 20).unwrap();
+        let dt = t.elapsed().as_secs_f64();
+        eprintln!("scan: {:.0} MB/s", data.len() as f64 / dt / 1e6);
+        let t = std::time::Instant::now();
+        let text = read_text_range(&path, &s.checkpoints, 0, s.text_len).unwrap();
+        let dt = t.elapsed().as_secs_f64();
+        eprintln!("read_text_range: {:.0} MB/s", data.len() as f64 / dt / 1e6);
+        let t = std::time::Instant::now();
+        let r = read_fasta(&path).unwrap();
+        let dt = t.elapsed().as_secs_f64();
+        eprintln!("read_fasta: {:.0} MB/s", data.len() as f64 / dt / 1e6);
+        assert_eq!(r.text, text);
+        assert_eq!(r.layout, s.layout);
+    }
+}
