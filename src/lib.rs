@@ -22,9 +22,9 @@ pub mod input;
 pub mod kmer;
 pub mod map;
 pub mod reference;
-pub mod scan;
 pub mod sa;
 pub mod sam;
+pub mod scan;
 pub mod search;
 pub mod segments;
 

@@ -297,8 +297,9 @@ fn run_index_distributed(a: &IndexArgs, cfg: &IndexConfig, out: &Path) -> Result
                 );
             }
         }
-        for (h, groups) in &report.rounds {
-            eprintln!("dist-round\t{h}\t{groups}");
+        eprintln!("#dist-round\th\tunsorted\tgroups");
+        for (h, open, groups) in &report.rounds {
+            eprintln!("dist-round\t{h}\t{open}\t{groups}");
         }
     }
     log(

@@ -66,8 +66,9 @@ pub struct DistReport {
     pub file_bytes: u64,
     /// Every rank's phases, by rank (complete on rank 0; this rank's elsewhere).
     pub phases: Vec<Vec<Phase>>,
-    /// Prefix-doubling rounds of the text: `(h, groups)`.
-    pub rounds: Vec<(u64, u64)>,
+    /// Prefix-doubling rounds of the text: `(h, suffixes not yet alone in
+    /// their group, their groups)` after sorting by `h` bases.
+    pub rounds: Vec<(u64, u64, u64)>,
 }
 
 /// Rank 0's plan of the file: header and table bytes, section offsets,
@@ -163,13 +164,13 @@ pub fn build_with_fault<C: Comm>(
     // 3. Suffix array, BWT, Occ and samples of the text, then the mirror.
     let shift = cfg.sa_sample.trailing_zeros();
     let mut rounds = Vec::new();
-    let sa = dsa::suffix_array(comm, n, &fwd, &mut |h, g| rounds.push((h, g)));
+    let sa = dsa::suffix_array(comm, n, &fwd, &mut |h, o, g| rounds.push((h, o, g)));
     lap("sa", comm);
     let (b, primary, counts) = dsa::bwt(comm, n, &fwd, &sa);
     let share = dsa::fm_share(comm, n, &b, &sa, shift);
     drop((b, sa));
     lap("bwt+occ", comm);
-    let rsa = dsa::suffix_array(comm, n, &rev, &mut |_, _| {});
+    let rsa = dsa::suffix_array(comm, n, &rev, &mut |_, _, _| {});
     let (rb, rev_primary, _) = dsa::bwt(comm, n, &rev, &rsa);
     let rshare = dsa::fm_share(comm, n, &rb, &rsa, 63);
     drop((rb, rsa, rev));

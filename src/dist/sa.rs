@@ -3,16 +3,21 @@
 //! arrays", SC 2015), over the collectives of [`Comm`].
 //!
 //! Rank `r` of `p` owns the text positions of [`block`]`(n, p, r)` and holds
-//! only those bases plus the [`KEY_CHARS`] after them. Each round sorts
-//! tuples `(rank of i, rank of i + h, i)` across all ranks (a sample sort:
-//! local sort, regular samples, splitters, one all-to-all), gives every
-//! position the 1-based index of its group's first tuple as its new rank,
-//! sends the ranks back to their owners, and doubles `h`, until all groups
-//! are singletons. The first round's ranks come from the first `KEY_CHARS`
-//! bases packed into a `u64` with the length field of the CPU algorithms
-//! (`sa::steps::Backend::text_keys`), so a genome needs only a few rounds.
-//! The result, each rank's slice of the global order, is exactly libsais'
-//! suffix array whatever `p` is.
+//! only those bases plus the [`KEY_CHARS`] after them, and their ranks. The
+//! first round sorts all suffixes by their first `KEY_CHARS` bases (packed
+//! into a `u64` with the length field of the CPU algorithms,
+//! `sa::steps::Backend::text_keys`); every later round takes only the
+//! suffixes **not yet alone in their group** — Flick & Aluru's
+//! optimisation, which on a genome leaves a few percent after the first
+//! round — as tuples `(rank of i, rank of i + h, i)`, sorts them across all
+//! ranks (a sample sort: local sort, regular samples, splitters, one
+//! all-to-all), gives each the rank 1 + slot of the first suffix of its new
+//! group, sends the ranks to the owners of the positions, and doubles `h`.
+//! A suffix alone in its group has its final slot: it is kept, with the
+//! slot, on the rank that found it, and when no group is left every rank
+//! sends its finished suffixes to the owners of their slots. The result,
+//! each rank's [`block`] of the suffix array, is exactly libsais' suffix
+//! array whatever `p` is.
 
 use super::Comm;
 
@@ -74,90 +79,122 @@ fn sample_sort<C: Comm>(comm: &C, mut v: Vec<Tuple>) -> Vec<Tuple> {
     out
 }
 
-/// Ranks of globally sorted tuples (equal `(t[0], t[1])`: one group): per
-/// local tuple `(position, 1 + global index of its group's first tuple)`,
-/// and the number of groups in the whole group of ranks.
-fn rank_sorted<C: Comm>(comm: &C, sorted: &[Tuple]) -> (Vec<[u64; 2]>, u64) {
+/// What [`refine`] finds for one sorted tuple.
+struct Refined {
+    /// Text position.
+    pos: u64,
+    /// New rank: 1 + the global slot of the first suffix of its new group.
+    rank: u64,
+    /// Alone in its new group: the rank is its final slot + 1.
+    single: bool,
+}
+
+/// New ranks of globally sorted tuples `[old rank, next rank, position]`:
+/// the tuples of one old group (equal `t[0]`, which is 1 + the group's first
+/// slot) are now split by `t[1]`, so a tuple's new rank is its old rank plus
+/// the distance from the head of its old group to the head of its new one.
+/// Also returns, over all ranks, the tuples not yet alone and the groups
+/// they form.
+fn refine<C: Comm>(comm: &C, sorted: &[Tuple]) -> (Vec<Refined>, u64, u64) {
     let me = comm.rank();
     let counts = comm.allgather(sorted.len() as u64);
     let off: u64 = counts[..me].iter().sum();
-    // The key of the element before my first: the last of the nearest
-    // non-empty rank before me.
-    let last = sorted.last().map_or([0, 0, 0], |t| [1, t[0], t[1]]);
-    let lasts = comm.allgather(last);
-    let prev = lasts[..me]
-        .iter()
-        .rev()
-        .find(|l| l[0] == 1)
-        .map(|l| (l[1], l[2]));
-    let key = |t: &Tuple| (t[0], t[1]);
-    let head = |j: usize| {
-        if j == 0 {
-            prev != Some(key(&sorted[0]))
+    // The neighbours across rank boundaries: the last tuple of the nearest
+    // non-empty rank before me, the first of the nearest one after me.
+    let key = |t: &Tuple| [1, t[0], t[1]];
+    let lasts = comm.allgather(sorted.last().map_or([0; 3], key));
+    let firsts = comm.allgather(sorted.first().map_or([0; 3], key));
+    let prev = lasts[..me].iter().rev().find(|l| l[0] == 1).copied();
+    let next = firsts[me + 1..].iter().find(|f| f[0] == 1).copied();
+    let k = |j: usize| key(&sorted[j]);
+    let before = |j: usize| if j == 0 { prev } else { Some(k(j - 1)) };
+    let after = |j: usize| {
+        if j + 1 == sorted.len() {
+            next
         } else {
-            key(&sorted[j]) != key(&sorted[j - 1])
+            Some(k(j + 1))
         }
     };
-    // Start of my last element's group when I hold its head, for the ranks
-    // after me whose first elements continue it.
-    let last_head = (0..sorted.len()).rev().find(|&j| head(j));
-    let mine = last_head.map_or([0, 0], |j| [1, off + j as u64]);
-    let starts = comm.allgather(mine);
-    let carry = starts[..me]
-        .iter()
-        .rev()
-        .find(|s| s[0] == 1)
-        .map_or(0, |s| s[1]);
+    let group_head = |j: usize| before(j).is_none_or(|b| b[1] != k(j)[1]);
+    let head = |j: usize| before(j) != Some(k(j));
+    // Global index of the last (group, new group) head at or before each of
+    // my tuples, carried in from the ranks before me.
+    let last_of = |f: &dyn Fn(usize) -> bool| {
+        (0..sorted.len())
+            .rev()
+            .find(|&j| f(j))
+            .map_or([0, 0], |j| [1, off + j as u64])
+    };
+    let carried = |mine: [u64; 2]| {
+        comm.allgather(mine)[..me]
+            .iter()
+            .rev()
+            .find(|s| s[0] == 1)
+            .map_or(0, |s| s[1])
+    };
+    let mut gh = carried(last_of(&group_head));
+    let mut sh = carried(last_of(&head));
     let mut out = Vec::with_capacity(sorted.len());
-    let mut start = carry;
-    let mut heads = 0u64;
+    let (mut open, mut groups) = (0u64, 0u64);
     for (j, t) in sorted.iter().enumerate() {
-        if head(j) {
-            start = off + j as u64;
-            heads += 1;
+        let at = off + j as u64;
+        if group_head(j) {
+            gh = at;
         }
-        out.push([t[2], start + 1]);
+        let is_head = head(j);
+        if is_head {
+            sh = at;
+        }
+        let single = is_head && after(j) != Some(k(j));
+        if !single {
+            open += 1;
+            groups += u64::from(is_head);
+        }
+        out.push(Refined {
+            pos: t[2],
+            rank: t[0] + (sh - gh),
+            single,
+        });
     }
-    let groups = comm.allgather(heads).iter().sum();
-    (out, groups)
+    let open = comm.allgather(open).iter().sum();
+    let groups = comm.allgather(groups).iter().sum();
+    (out, open, groups)
 }
 
-/// Sends `(position, value)` pairs to the owners of the positions; returns
-/// the values of this rank's positions (`lo..hi`), indexed from `lo`.
-fn to_owners<C: Comm>(comm: &C, n: u64, pairs: &[[u64; 2]], lo: u64, hi: u64) -> Vec<u64> {
+/// Sends `(position, value)` pairs to the owners of the positions, which
+/// store the values in `local` (indexed from `lo`).
+fn to_owners<C: Comm>(comm: &C, n: u64, pairs: &[[u64; 2]], lo: u64, local: &mut [u64]) {
     let p = comm.size();
     let mut parts = vec![Vec::new(); p];
     for &pv in pairs {
         parts[owner(n, p, pv[0])].push(pv);
     }
-    let mut local = vec![0u64; (hi - lo) as usize];
     for pv in comm.alltoallv(parts).into_iter().flatten() {
         local[(pv[0] - lo) as usize] = pv[1];
     }
-    local
 }
 
-/// For each local position `i` (`lo..hi`), the rank of `i + h` (0 past the
-/// end), fetched from its owner.
-fn fetch<C: Comm>(comm: &C, n: u64, rank: &[u64], lo: u64, hi: u64, h: u64) -> Vec<u64> {
+/// For each position `q` of `at`, `rank[q]` (0 for `q >= n`), fetched
+/// from its owner; `rank` holds this rank's positions from `lo`.
+fn fetch<C: Comm>(comm: &C, n: u64, rank: &[u64], lo: u64, at: &[u64]) -> Vec<u64> {
     let p = comm.size();
     let mut asks = vec![Vec::new(); p];
-    for i in lo..hi {
-        if i + h < n {
-            asks[owner(n, p, i + h)].push(i + h);
+    for &q in at {
+        if q < n {
+            asks[owner(n, p, q)].push(q);
         }
     }
-    let asked = comm.alltoallv(asks.clone());
+    let asked = comm.alltoallv(asks);
     let answers: Vec<Vec<u64>> = asked
         .into_iter()
         .map(|qs| qs.into_iter().map(|q| rank[(q - lo) as usize]).collect())
         .collect();
     let got = comm.alltoallv(answers);
     let mut cursor = vec![0usize; p];
-    (lo..hi)
-        .map(|i| {
-            if i + h < n {
-                let o = owner(n, p, i + h);
+    at.iter()
+        .map(|&q| {
+            if q < n {
+                let o = owner(n, p, q);
                 cursor[o] += 1;
                 got[o][cursor[o] - 1]
             } else {
@@ -187,13 +224,14 @@ fn first_key(text: &[u8], lo: u64, n: u64, i: u64) -> u64 {
 /// This rank's slice of the suffix array of a text of `n` bases; `text`
 /// holds this rank's block of positions ([`block`]) and the following
 /// `KEY_CHARS` bases (fewer at the end of the text). The slices of ranks
-/// `0..p`, concatenated, are the suffix array. `log` gets one line per
-/// round: (h, groups).
+/// `0..p`, concatenated, are the suffix array; rank `r` holds the slots of
+/// [`block`]`(n, p, r)`. `log` gets one line per round: (h, suffixes not
+/// yet alone in their group, their groups).
 pub fn suffix_array<C: Comm>(
     comm: &C,
     n: u64,
     text: &[u8],
-    log: &mut dyn FnMut(u64, u64),
+    log: &mut dyn FnMut(u64, u64, u64),
 ) -> Vec<u64> {
     let (p, me) = (comm.size(), comm.rank());
     let (lo, hi) = block(n, p, me);
@@ -202,24 +240,48 @@ pub fn suffix_array<C: Comm>(
         (hi + KEY_CHARS).min(n) - lo,
         "rank {me}: the text slice must hold its block and the {KEY_CHARS} bases after it"
     );
+    // Every suffix starts in one group (old rank 1) and is split by its
+    // first KEY_CHARS bases; then only the suffixes not yet alone in their
+    // group take part in a round, by (rank, rank of the suffix h on).
     let mut tuples: Vec<Tuple> = (lo..hi)
-        .map(|i| [first_key(text, lo, n, i), 0, i])
+        .map(|i| [1, first_key(text, lo, n, i), i])
         .collect();
+    let mut isa = vec![0u64; (hi - lo) as usize];
+    let mut done: Vec<[u64; 2]> = Vec::new();
     let mut h = KEY_CHARS;
     loop {
         let sorted = sample_sort(comm, tuples);
-        let (ranks, groups) = rank_sorted(comm, &sorted);
-        log(h, groups);
-        if groups == n {
-            return sorted.into_iter().map(|t| t[2]).collect();
+        let (refined, open, groups) = refine(comm, &sorted);
+        drop(sorted);
+        log(h, open, groups);
+        let pairs: Vec<[u64; 2]> = refined.iter().map(|r| [r.pos, r.rank]).collect();
+        to_owners(comm, n, &pairs, lo, &mut isa);
+        drop(pairs);
+        done.extend(refined.iter().filter(|r| r.single).map(|r| [r.rank, r.pos]));
+        if open == 0 {
+            break;
         }
-        let rank = to_owners(comm, n, &ranks, lo, hi);
-        let next = fetch(comm, n, &rank, lo, hi, h);
-        tuples = (lo..hi)
-            .map(|i| [rank[(i - lo) as usize], next[(i - lo) as usize], i])
-            .collect();
+        let (rank, pos): (Vec<u64>, Vec<u64>) = refined
+            .iter()
+            .filter(|r| !r.single)
+            .map(|r| (r.rank, r.pos))
+            .unzip();
+        drop(refined);
+        let ahead: Vec<u64> = pos.iter().map(|&q| q + h).collect();
+        let next = fetch(comm, n, &isa, lo, &ahead);
+        tuples = (0..pos.len()).map(|j| [rank[j], next[j], pos[j]]).collect();
         h *= 2;
     }
+    drop(isa);
+    // Slot `rank - 1` of the suffix array goes to the rank owning it (the
+    // slots are spread like the positions, by `block`).
+    let mut parts = vec![Vec::new(); p];
+    for rp in done {
+        parts[owner(n, p, rp[0] - 1)].push(rp);
+    }
+    let mut mine: Vec<[u64; 2]> = comm.alltoallv(parts).into_iter().flatten().collect();
+    mine.sort_unstable();
+    mine.into_iter().map(|rp| rp[1]).collect()
 }
 
 #[cfg(test)]
@@ -236,7 +298,7 @@ mod tests {
         let parts = LocalComm::run(p, |c| {
             let (lo, hi) = block(n, p, c.rank());
             let end = (hi + KEY_CHARS).min(n);
-            suffix_array(c, n, &text[lo as usize..end as usize], &mut |_, _| {})
+            suffix_array(c, n, &text[lo as usize..end as usize], &mut |_, _, _| {})
         });
         parts.into_iter().flatten().collect()
     }
@@ -382,7 +444,7 @@ mod bwt_tests {
                 let parts = LocalComm::run(p, |c| {
                     let (lo, hi) = block(n, p, c.rank());
                     let slice = &text[lo as usize..(hi + KEY_CHARS).min(n) as usize];
-                    let sa = suffix_array(c, n, slice, &mut |_, _| {});
+                    let sa = suffix_array(c, n, slice, &mut |_, _, _| {});
                     bwt(c, n, slice, &sa)
                 });
                 let got: Vec<u8> = parts
@@ -531,7 +593,7 @@ mod fm_tests {
                     let shares = LocalComm::run(p, |c| {
                         let (lo, hi) = block(n, p, c.rank());
                         let slice = &text[lo as usize..(hi + KEY_CHARS).min(n) as usize];
-                        let sa = suffix_array(c, n, slice, &mut |_, _| {});
+                        let sa = suffix_array(c, n, slice, &mut |_, _, _| {});
                         let (b, _, _) = bwt(c, n, slice, &sa);
                         fm_share(c, n, &b, &sa, shift)
                     });
