@@ -43,6 +43,25 @@ pub fn owner(n: u64, p: usize, i: u64) -> usize {
     r
 }
 
+/// [`owner`] for many positions: the blocks' starts, searched.
+pub struct Owners {
+    starts: Vec<u64>,
+}
+
+impl Owners {
+    /// The blocks of `n` positions over `p` ranks.
+    pub fn new(n: u64, p: usize) -> Self {
+        Owners {
+            starts: (0..p).map(|r| block(n, p, r).0).collect(),
+        }
+    }
+
+    /// The rank owning position `i` (`i < n`).
+    pub fn of(&self, i: u64) -> usize {
+        self.starts.partition_point(|&s| s <= i) - 1
+    }
+}
+
 type Tuple = [u64; 3];
 
 /// Sorts tuples across the group: returns this rank's slice of the global
@@ -75,7 +94,8 @@ fn sample_sort<C: Comm>(comm: &C, mut v: Vec<Tuple>) -> Vec<Tuple> {
         parts[splitters.partition_point(|s| *s <= t)].push(t);
     }
     let mut out: Vec<Tuple> = comm.alltoallv(parts).into_iter().flatten().collect();
-    out.sort_unstable();
+    // p sorted runs: the stable sort finds and merges them.
+    out.sort();
     out
 }
 
@@ -165,9 +185,10 @@ fn refine<C: Comm>(comm: &C, sorted: &[Tuple]) -> (Vec<Refined>, u64, u64) {
 /// store the values in `local` (indexed from `lo`).
 fn to_owners<C: Comm>(comm: &C, n: u64, pairs: &[[u64; 2]], lo: u64, local: &mut [u64]) {
     let p = comm.size();
+    let own = Owners::new(n, p);
     let mut parts = vec![Vec::new(); p];
     for &pv in pairs {
-        parts[owner(n, p, pv[0])].push(pv);
+        parts[own.of(pv[0])].push(pv);
     }
     for pv in comm.alltoallv(parts).into_iter().flatten() {
         local[(pv[0] - lo) as usize] = pv[1];
@@ -178,10 +199,11 @@ fn to_owners<C: Comm>(comm: &C, n: u64, pairs: &[[u64; 2]], lo: u64, local: &mut
 /// from its owner; `rank` holds this rank's positions from `lo`.
 fn fetch<C: Comm>(comm: &C, n: u64, rank: &[u64], lo: u64, at: &[u64]) -> Vec<u64> {
     let p = comm.size();
+    let own = Owners::new(n, p);
     let mut asks = vec![Vec::new(); p];
     for &q in at {
         if q < n {
-            asks[owner(n, p, q)].push(q);
+            asks[own.of(q)].push(q);
         }
     }
     let asked = comm.alltoallv(asks);
@@ -194,7 +216,7 @@ fn fetch<C: Comm>(comm: &C, n: u64, rank: &[u64], lo: u64, at: &[u64]) -> Vec<u6
     at.iter()
         .map(|&q| {
             if q < n {
-                let o = owner(n, p, q);
+                let o = own.of(q);
                 cursor[o] += 1;
                 got[o][cursor[o] - 1]
             } else {
@@ -221,6 +243,25 @@ fn first_key(text: &[u8], lo: u64, n: u64, i: u64) -> u64 {
     key << 5 | len
 }
 
+/// [`first_key`] of every position `lo..hi`, rolling the bases through a
+/// window (the last `KEY_CHARS` positions of the text one by one).
+fn first_keys(text: &[u8], lo: u64, hi: u64, n: u64) -> Vec<u64> {
+    let full = n.saturating_sub(KEY_CHARS - 1).clamp(lo, hi);
+    let mask = (1u64 << (2 * KEY_CHARS)) - 1;
+    let mut out = Vec::with_capacity((hi - lo) as usize);
+    if full > lo {
+        let mut w = first_key(text, lo, n, lo) >> 5;
+        out.push(w << 5 | KEY_CHARS);
+        for i in lo + 1..full {
+            let c = u64::from(text[(i + KEY_CHARS - 1 - lo) as usize]);
+            w = (w << 2 | c) & mask;
+            out.push(w << 5 | KEY_CHARS);
+        }
+    }
+    out.extend((full..hi).map(|i| first_key(text, lo, n, i)));
+    out
+}
+
 /// This rank's slice of the suffix array of a text of `n` bases; `text`
 /// holds this rank's block of positions ([`block`]) and the following
 /// `KEY_CHARS` bases (fewer at the end of the text). The slices of ranks
@@ -243,8 +284,10 @@ pub fn suffix_array<C: Comm>(
     // Every suffix starts in one group (old rank 1) and is split by its
     // first KEY_CHARS bases; then only the suffixes not yet alone in their
     // group take part in a round, by (rank, rank of the suffix h on).
-    let mut tuples: Vec<Tuple> = (lo..hi)
-        .map(|i| [1, first_key(text, lo, n, i), i])
+    let mut tuples: Vec<Tuple> = first_keys(text, lo, hi, n)
+        .into_iter()
+        .zip(lo..hi)
+        .map(|(k, i)| [1, k, i])
         .collect();
     let mut isa = vec![0u64; (hi - lo) as usize];
     let mut done: Vec<[u64; 2]> = Vec::new();
@@ -275,9 +318,10 @@ pub fn suffix_array<C: Comm>(
     drop(isa);
     // Slot `rank - 1` of the suffix array goes to the rank owning it (the
     // slots are spread like the positions, by `block`).
+    let own = Owners::new(n, p);
     let mut parts = vec![Vec::new(); p];
     for rp in done {
-        parts[owner(n, p, rp[0] - 1)].push(rp);
+        parts[own.of(rp[0] - 1)].push(rp);
     }
     let mut mine: Vec<[u64; 2]> = comm.alltoallv(parts).into_iter().flatten().collect();
     mine.sort_unstable();
@@ -304,11 +348,33 @@ mod tests {
     }
 
     #[test]
+    fn rolling_first_keys_equal_first_key() {
+        let mut x = 5u64;
+        let text: Vec<u8> = (0..300)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                (x >> 62) as u8
+            })
+            .collect();
+        for n in [0u64, 1, 26, 27, 28, 100, 300] {
+            for p in [1, 2, 5, 40] {
+                for r in 0..p {
+                    let (lo, hi) = block(n, p, r);
+                    let t = &text[lo as usize..(hi + KEY_CHARS).min(n) as usize];
+                    let want: Vec<u64> = (lo..hi).map(|i| first_key(t, lo, n, i)).collect();
+                    assert_eq!(first_keys(t, lo, hi, n), want, "n {n} p {p} r {r}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn owner_inverts_block() {
         for n in [1u64, 2, 7, 100, 1001] {
             for p in 1..=9 {
                 for i in 0..n {
                     let r = owner(n, p, i);
+                    assert_eq!(Owners::new(n, p).of(i), r);
                     let (lo, hi) = block(n, p, r);
                     assert!(lo <= i && i < hi, "n {n} p {p} i {i} -> {r}");
                 }
@@ -369,10 +435,11 @@ pub fn bwt<C: Comm>(comm: &C, n: u64, text: &[u8], sa: &[u64]) -> (Vec<u8>, u64,
         .chain(sa.iter().copied())
         .map(|s| if s == 0 { n } else { s - 1 })
         .collect();
+    let own = Owners::new(n, p);
     let mut asks = vec![Vec::new(); p];
     for &q in &before {
         if q < n {
-            asks[owner(n, p, q)].push(q);
+            asks[own.of(q)].push(q);
         }
     }
     let asked = comm.alltoallv(asks);
@@ -389,7 +456,7 @@ pub fn bwt<C: Comm>(comm: &C, n: u64, text: &[u8], sa: &[u64]) -> (Vec<u8>, u64,
             if q == n {
                 4
             } else {
-                let o = owner(n, p, q);
+                let o = own.of(q);
                 cursor[o] += 1;
                 let c = got[o][cursor[o] - 1];
                 counts[c as usize] += 1;
@@ -491,10 +558,11 @@ pub fn fm_share<C: Comm>(comm: &C, n: u64, bwt: &[u8], sa: &[u64], shift: u32) -
     // B (the BWT without `$`) is the concatenation of the slices minus the 4.
     let b: Vec<u8> = bwt.iter().copied().filter(|&c| c < 4).collect();
     let b_start: u64 = comm.allgather(b.len() as u64)[..me].iter().sum();
+    let own = Owners::new(lines, p);
     let mut parts = vec![Vec::new(); p];
     for (k, &c) in b.iter().enumerate() {
         let q = b_start + k as u64;
-        parts[owner(lines, p, q / LINE_BASES)].push(q << 2 | c as u64);
+        parts[own.of(q / LINE_BASES)].push(q << 2 | c as u64);
     }
     let (l0, l1) = block(lines, p, me);
     let mut occ = vec![OccLine::default(); (l1 - l0) as usize];
