@@ -9,7 +9,7 @@
 # For every P: wall seconds and peak RSS of the largest rank (/usr/bin/time on
 # mpirun reports the largest child), the per-rank, per-phase seconds and
 # bytes sent from --stats (WORK/npP.log), the bytes sent per base per rank
-# (total sent over all ranks / P / n), and `cmp` of the index with the
+# (total sent over all ranks / n: each rank sends this many bytes per base of its block), and `cmp` of the index with the
 # single-process one (must be identical: the script exits 1 otherwise).
 # With more ranks than cores the ranks share the cores: the times show the
 # work, not a speed-up.
@@ -66,7 +66,7 @@ for np in $NPS; do
     awk -F'\t' -v np="$np" -v wall="$wall" -v rss="$rss" -v n="$n" '
         $1 == "dist" { sent += $5; if ($4 > t[$3]) t[$3] = $4 }
         END {
-            printf "%d\t%s\t%d\t%.2f", np, wall, rss / 1024, sent / np / n
+            printf "%d\t%s\t%d\t%.2f", np, wall, rss / 1024, sent / n
             split("scan read sa bwt+occ reversed write", ph, " ")
             for (i = 1; i <= 6; i++) printf "\t%.2f", t[ph[i]]
             printf "\n"

@@ -266,21 +266,29 @@ fn run_index_distributed(_: &IndexArgs, _: &IndexConfig, _: &Path) -> Result<()>
 fn run_index_distributed(a: &IndexArgs, cfg: &IndexConfig, out: &Path) -> Result<()> {
     use fmalign::dist::Comm;
     let t = Instant::now();
-    let (rank, size, result) = {
-        let comm = fmalign::dist::mpi::MpiComm::init()?;
-        let fail = std::env::var("FMALIGN_TEST_FAIL_RANK")
-            .ok()
-            .and_then(|s| s.parse().ok());
-        let result = fmalign::dist::index::build_with_fault(&comm, &a.reference, cfg, out, fail);
-        (comm.rank(), comm.size(), result)
-        // MPI is finalized here, before any exit.
-    };
+    let comm = fmalign::dist::mpi::MpiComm::init()?;
+    let fail = std::env::var("FMALIGN_TEST_FAIL_RANK")
+        .ok()
+        .and_then(|s| s.parse().ok());
+    let result = fmalign::dist::index::build_with_fault(&comm, &a.reference, cfg, out, fail);
+    let (rank, size) = (comm.rank(), comm.size());
     let report = match result {
         Ok(r) => r,
-        Err(fmalign::Error::OtherRank(_)) if rank != 0 => std::process::exit(1),
-        Err(e) if size > 1 => return Err(anyhow::anyhow!("rank {rank}: {e}")),
-        Err(e) => return Err(e.into()),
+        Err(e) => {
+            // Every rank knows the build failed (the phases end in an
+            // agreement). Each says its part before any exits: mpirun ends
+            // the job at the first non-zero exit status.
+            match e {
+                fmalign::Error::OtherRank(_) if rank != 0 => {}
+                e if size > 1 => eprintln!("fmalign: error: rank {rank}: {e}"),
+                e => eprintln!("fmalign: error: {e}"),
+            }
+            comm.all_ok(false);
+            drop(comm);
+            std::process::exit(1);
+        }
     };
+    drop(comm);
     if rank != 0 {
         return Ok(());
     }

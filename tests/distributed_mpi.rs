@@ -117,6 +117,10 @@ fn byte_identical_to_the_single_process_index() {
     let gz = dir.path().join("r.fa.gz");
     std::fs::write(&gz, gzip(&fasta)).unwrap();
     check_all_ranks(&gz, &["--sa-sample", "4"], &[]);
+    // Fewer bases than ranks; contigs shorter than a slice.
+    let tiny = dir.path().join("tiny.fa");
+    std::fs::write(&tiny, b">a\nAC\n>b\nNNT\n>c\nG\n").unwrap();
+    check_all_ranks(&tiny, &["--sa-sample", "1"], &[]);
     let all_a = dir.path().join("all-a.fa");
     std::fs::write(
         &all_a,
@@ -153,6 +157,19 @@ fn a_failing_rank_stops_the_job_and_leaves_no_file() {
         "{stderr}"
     );
     assert!(stderr.contains("stopped: rank 2 failed"), "{stderr}");
+    assert!(files(dir.path()).is_empty(), "{:?}", files(dir.path()));
+    // Not enough memory per rank: refused up front by every rank.
+    let o = mpirun(
+        2,
+        &["-p", out.to_str().unwrap(), fasta.to_str().unwrap()],
+        &[("FMALIGN_MEM_PER_RANK", "1000000")],
+    );
+    assert!(!o.status.success(), "{}", text(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("needs about") && stderr.contains("available per rank"),
+        "{stderr}"
+    );
     assert!(files(dir.path()).is_empty(), "{:?}", files(dir.path()));
     // Bad input, seen by rank 0's scan.
     let bad = dir.path().join("bad.fa");

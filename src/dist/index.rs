@@ -143,14 +143,27 @@ pub fn build_with_fault<C: Comm>(
     );
     lap("scan", comm);
 
-    // 2. This rank's windows of the text and of the reversed text.
+    // Memory: refuse up front, on every rank, rather than fail in the middle.
     let (lo, hi) = block(n, p, me);
+    let need = memory_estimate(hi - lo);
+    let fits = match available_per_rank() {
+        Some(have) if need > have => Err(Error::Usage(format!(
+            "building its {} bases needs about {} MB, but only {} MB are available per rank on this node; use more nodes (or fewer ranks per node)",
+            hi - lo,
+            need >> 20,
+            have >> 20
+        ))),
+        _ => Ok(()),
+    };
+    agreed(comm, fits)?;
+
+    // 2. This rank's windows of the text and of the reversed text.
     let end = (hi + KEY_CHARS).min(n);
     let read = || -> Result<(Vec<u8>, Vec<u8>)> {
         if fail == Some(me) {
             return Err(Error::input(
                 fasta,
-                format!("rank {me}: failure injected by FMALIGN_TEST_FAIL_RANK"),
+                "failure injected by FMALIGN_TEST_FAIL_RANK",
             ));
         }
         let fwd = scan::read_text_range(fasta, &checkpoints, lo, end)?;
@@ -348,6 +361,56 @@ pub fn build_with_fault<C: Comm>(
         vec![phases]
     };
     Ok(report)
+}
+
+/// Peak bytes of a rank building `m` bases: tuples, their sorted and
+/// exchanged copies, ranks and the received parts (measured: 87 B per base
+/// on 1 rank, up to 110 with the MPI buffers of several; docs/BENCHMARKS.md),
+/// plus a fixed allowance.
+pub fn memory_estimate(m: u64) -> u64 {
+    BYTES_PER_BASE * m + (64 << 20)
+}
+
+/// See [`memory_estimate`].
+pub const BYTES_PER_BASE: u64 = 120;
+
+/// Memory this rank may use: `FMALIGN_MEM_PER_RANK` (bytes) when set (for
+/// schedulers whose limits the files below do not show), else the smaller
+/// of `MemAvailable` and the cgroup limit, divided by the ranks on this
+/// node (`OMPI_COMM_WORLD_LOCAL_SIZE`, `MPI_LOCALNRANKS` or
+/// `SLURM_NTASKS_PER_NODE`; 1 without them). `None` when unknown.
+fn available_per_rank() -> Option<u64> {
+    if let Some(v) = std::env::var("FMALIGN_MEM_PER_RANK")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        return Some(v);
+    }
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let avail_kb: u64 = meminfo
+        .lines()
+        .find(|l| l.starts_with("MemAvailable:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    let mut avail = avail_kb * 1024;
+    if let Some(limit) = std::fs::read_to_string("/sys/fs/cgroup/memory.max")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+    {
+        avail = avail.min(limit);
+    }
+    let local = [
+        "OMPI_COMM_WORLD_LOCAL_SIZE",
+        "MPI_LOCALNRANKS",
+        "SLURM_NTASKS_PER_NODE",
+    ]
+    .iter()
+    .find_map(|k| std::env::var(k).ok()?.parse::<u64>().ok())
+    .unwrap_or(1)
+    .max(1);
+    Some(avail / local)
 }
 
 /// Position of `id` in [`SectionId::ALL`].
