@@ -364,11 +364,11 @@ pub fn build_with_fault<C: Comm>(
 }
 
 /// Peak bytes of a rank building `m` bases: tuples, their sorted and
-/// exchanged copies, ranks and the received parts (measured: 87 B per base
-/// on 1 rank, up to 110 with the MPI buffers of several; docs/BENCHMARKS.md),
-/// plus a fixed allowance.
+/// exchanged copies, ranks and the received parts, plus the MPI library's
+/// buffers (measured on chr20, docs/BENCHMARKS.md: 5.2 GiB for 59.5 M bases
+/// on 1 rank, 0.91 GiB for 7.4 M on each of 8; this gives 7.1 and 0.96).
 pub fn memory_estimate(m: u64) -> u64 {
-    BYTES_PER_BASE * m + (64 << 20)
+    BYTES_PER_BASE * m + (128 << 20)
 }
 
 /// See [`memory_estimate`].
