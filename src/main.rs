@@ -292,6 +292,14 @@ fn run_index_distributed(a: &IndexArgs, cfg: &IndexConfig, out: &Path) -> Result
     if rank != 0 {
         return Ok(());
     }
+    if a.sa != SaAlgorithm::Auto || a.device != Device::Auto {
+        log(
+            a.quiet,
+            format_args!(
+                "--sa and --device do not apply to --distributed (prefix doubling on every rank's CPU; the index is the same)"
+            ),
+        );
+    }
     for w in &report.warnings {
         eprintln!("[fmalign] warning: {w}");
     }

@@ -121,6 +121,18 @@ fn byte_identical_to_the_single_process_index() {
     let tiny = dir.path().join("tiny.fa");
     std::fs::write(&tiny, b">a\nAC\n>b\nNNT\n>c\nG\n").unwrap();
     check_all_ranks(&tiny, &["--sa-sample", "1"], &[]);
+    // Contig boundaries exactly where the slices of ranks 1 of 8, 4, 3 and 2
+    // start (1200 bases: 150, 300, 400, 600).
+    let seq = rng.bases(1200);
+    let mut cut = Vec::new();
+    for (k, w) in [0usize, 150, 300, 400, 600, 1200].windows(2).enumerate() {
+        cut.extend_from_slice(format!(">k{k}\n").as_bytes());
+        cut.extend_from_slice(&seq[w[0]..w[1]]);
+        cut.push(b'\n');
+    }
+    let cuts = dir.path().join("cuts.fa");
+    std::fs::write(&cuts, cut).unwrap();
+    check_all_ranks(&cuts, &["--sa-sample", "2"], &[]);
     let all_a = dir.path().join("all-a.fa");
     std::fs::write(
         &all_a,
