@@ -33,6 +33,9 @@ pub struct IndexConfig {
     pub stats: bool,
     /// Where to build (the index bytes are the same on every device).
     pub device: sa::Device,
+    /// Refuse, before building, when [`memory_estimate`] exceeds this many
+    /// bytes (`None`: no limit).
+    pub max_memory: Option<u64>,
 }
 
 /// Default SA sampling rate; chosen by measuring locate speed against index
@@ -48,7 +51,73 @@ impl Default for IndexConfig {
             wide: false,
             stats: false,
             device: sa::Device::Auto,
+            max_memory: None,
         }
+    }
+}
+
+/// Peak memory of `fmalign index` for a text of `n` unambiguous bases, with
+/// 64-bit positions when `wide`: bytes per base from the peaks measured in
+/// docs/BENCHMARKS.md (libsais: 5.5 to 6.3 below 2^31 bases, ~9.5 above;
+/// the data-parallel algorithms on their worst inputs: hybrid 25, skew 26,
+/// ls 63 on all-A), with a margin, plus 64 MiB. The text itself (1 byte per
+/// base, already read) is included.
+pub fn memory_estimate(n: u64, wide: bool, algorithm: SaAlgorithm) -> u64 {
+    let big = wide || n >= 1 << 31;
+    let per_base: f64 = match (algorithm, big) {
+        (SaAlgorithm::Auto | SaAlgorithm::Libsais, false) => 7.0,
+        (SaAlgorithm::Auto | SaAlgorithm::Libsais, true) => 11.0,
+        (SaAlgorithm::Hybrid, false) => 27.0,
+        (SaAlgorithm::Skew, false) => 28.0,
+        (SaAlgorithm::Ls, false) => 66.0,
+        (SaAlgorithm::Hybrid, true) => 50.0,
+        (SaAlgorithm::Skew, true) => 52.0,
+        (SaAlgorithm::Ls, true) => 124.0,
+    };
+    (n as f64 * per_base) as u64 + (64 << 20)
+}
+
+/// The `--sa` name of `a`.
+fn sa_name(a: SaAlgorithm) -> &'static str {
+    match a {
+        SaAlgorithm::Auto => "auto",
+        SaAlgorithm::Libsais => "libsais",
+        SaAlgorithm::Hybrid => "hybrid",
+        SaAlgorithm::Skew => "skew",
+        SaAlgorithm::Ls => "ls",
+    }
+}
+
+/// `x` bytes as "1.5 GiB" (or MiB, KiB).
+pub fn human_bytes(x: u64) -> String {
+    let units = [("GiB", 30), ("MiB", 20), ("KiB", 10)];
+    for (name, shift) in units {
+        if x >= 1 << shift {
+            return format!("{:.1} {name}", x as f64 / (1u64 << shift) as f64);
+        }
+    }
+    format!("{x} bytes")
+}
+
+/// Memory this process may use: the smaller of `MemAvailable` and the
+/// cgroup limit (`None` when neither can be read).
+pub fn available_memory() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok();
+    let avail = meminfo.as_deref().and_then(|m| {
+        m.lines()
+            .find(|l| l.starts_with("MemAvailable:"))?
+            .split_whitespace()
+            .nth(1)?
+            .parse::<u64>()
+            .ok()
+            .map(|kb| kb * 1024)
+    });
+    let cgroup = std::fs::read_to_string("/sys/fs/cgroup/memory.max")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok());
+    match (avail, cgroup) {
+        (Some(a), Some(c)) => Some(a.min(c)),
+        (a, c) => a.or(c),
     }
 }
 
@@ -174,7 +243,19 @@ fn build_with(reference: Reference, cfg: &IndexConfig, sink: &mut Sink<'_>) -> R
         )));
     }
     let pool = crate::thread_pool(cfg.threads)?;
-    let wide = cfg.wide || reference.text.len() as u64 >= WIDE_THRESHOLD;
+    let n = reference.text.len() as u64;
+    let wide = cfg.wide || n >= WIDE_THRESHOLD;
+    if let Some(limit) = cfg.max_memory {
+        let need = memory_estimate(n, wide, cfg.sa);
+        if need > limit {
+            return Err(Error::Usage(format!(
+                "building the index of {n} unambiguous bases with --sa {} needs about {} of memory, more than the limit of {} (--max-memory; default: 90% of the memory available); raise it, or build with --distributed on several machines",
+                sa_name(cfg.sa),
+                human_bytes(need),
+                human_bytes(limit)
+            )));
+        }
+    }
     pool.install(|| {
         if wide {
             build_typed::<u64>(reference, cfg, sink)
@@ -364,33 +445,23 @@ fn write_sections<P: Pos>(
 }
 
 /// Writes through `.NAME.tmp.PID` in the same directory, then renames. On
-/// error the temporary file is removed.
+/// error or a signal the temporary file is removed ([`crate::cleanup`]).
 pub fn write_atomically<F>(out: &Path, write: F) -> Result<u64>
 where
     F: FnOnce(&mut BufWriter<File>) -> std::io::Result<u64>,
 {
-    let tmp = temp_path(out);
+    let tmp = crate::cleanup::TempFile::register(temp_path(out));
     let result = (|| {
-        let file = File::create(&tmp)?;
+        let file = File::create(tmp.path())?;
         let mut w = BufWriter::with_capacity(1 << 20, file);
         let n = write(&mut w)?;
         w.flush()?;
         w.get_ref().sync_all()?;
         Ok(n)
     })();
-    match result {
-        Ok(n) => {
-            std::fs::rename(&tmp, out).map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                Error::io(out, e)
-            })?;
-            Ok(n)
-        }
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(Error::io(out, e))
-        }
-    }
+    let n = result.map_err(|e| Error::io(out, e))?;
+    tmp.commit(out).map_err(|e| Error::io(out, e))?;
+    Ok(n)
 }
 
 /// `.NAME.tmp.PID` beside `out`.

@@ -12,6 +12,7 @@
 
 pub mod build;
 pub mod check;
+pub mod cleanup;
 pub mod dist;
 pub mod error;
 pub mod fastq;

@@ -9,6 +9,7 @@ use std::time::Instant;
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
+use fmalign::cleanup::TempFile;
 use fmalign::index::{DEFAULT_SA_SAMPLE, Index, IndexConfig, build_and_write, temp_path};
 use fmalign::map::{MapConfig, Report, SearchMode, map_reads};
 use fmalign::sa::{Device, SaAlgorithm};
@@ -91,6 +92,9 @@ struct IndexArgs {
     /// No log messages (warnings and errors still print)
     #[arg(short, long)]
     quiet: bool,
+    /// Refuse up front when the build would need more memory than SIZE (e.g. 16G, 500M; K, M, G, T: powers of 1024) [default: 90% of the available memory]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    max_memory: Option<u64>,
     /// Build on all ranks of an MPI job (`mpirun -np P fmalign index --distributed ref.fa`;
     /// needs a build with `--features mpi`); the index is the same bytes as without it
     #[arg(long)]
@@ -213,6 +217,9 @@ fn run_index(a: IndexArgs) -> Result<()> {
         wide: a.wide_positions,
         stats: a.stats,
         device: a.device,
+        max_memory: a
+            .max_memory
+            .or_else(|| fmalign::index::available_memory().map(|m| m / 10 * 9)),
     };
     if a.distributed {
         return run_index_distributed(&a, &cfg, &out);
@@ -251,6 +258,36 @@ fn run_index(a: IndexArgs) -> Result<()> {
         ),
     );
     Ok(())
+}
+
+/// A size in bytes: digits with an optional K, M, G or T (powers of 1024; a
+/// trailing B or iB is accepted).
+fn parse_size(s: &str) -> std::result::Result<u64, String> {
+    let t = s.trim();
+    let t = t
+        .strip_suffix("iB")
+        .or_else(|| t.strip_suffix('B'))
+        .unwrap_or(t);
+    let (digits, shift) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let shift = match c.to_ascii_uppercase() {
+                'K' => 10,
+                'M' => 20,
+                'G' => 30,
+                'T' => 40,
+                _ => return Err(format!("'{s}': unknown unit '{c}' (K, M, G or T)")),
+            };
+            (&t[..i], shift)
+        }
+        _ => (t, 0),
+    };
+    let x: f64 = digits
+        .parse()
+        .map_err(|_| format!("'{s}' is not a size (e.g. 16G, 500M, 1000000)"))?;
+    if !x.is_finite() || x < 0.0 {
+        return Err(format!("'{s}' is not a size"));
+    }
+    Ok((x * (1u64 << shift) as f64) as u64)
 }
 
 #[cfg(not(feature = "mpi"))]
@@ -411,7 +448,7 @@ fn run_map(a: MapArgs) -> Result<()> {
     let cl = command_line();
     // A regular output file is written under a temporary name and renamed
     // at the end; /dev/null, a FIFO or a terminal is written straight to.
-    let mut rename: Option<(PathBuf, &Path)> = None;
+    let mut rename: Option<(TempFile, &Path)> = None;
     let (writer, name): (Box<dyn Write + Send>, String) = match &a.output {
         None => (Box::new(std::io::stdout()), "<stdout>".into()),
         Some(path) if path.exists() && !path.is_file() => {
@@ -422,23 +459,19 @@ fn run_map(a: MapArgs) -> Result<()> {
             (Box::new(f), path.display().to_string())
         }
         Some(path) => {
-            let tmp = temp_path(path);
-            let f = std::fs::File::create(&tmp).map_err(|e| fmalign::Error::io(&tmp, e))?;
+            let tmp = TempFile::register(temp_path(path));
+            let f =
+                std::fs::File::create(tmp.path()).map_err(|e| fmalign::Error::io(tmp.path(), e))?;
             rename = Some((tmp, path));
             (Box::new(f), path.display().to_string())
         }
     };
     let writer = std::io::BufWriter::with_capacity(1 << 20, writer);
-    let result = map_reads(&index, source, writer, &name, &cfg, &cl, &progress).and_then(|s| {
-        if let Some((tmp, path)) = &rename {
-            std::fs::rename(tmp, path).map_err(|e| fmalign::Error::io(*path, e))?;
-        }
-        Ok(s)
-    });
-    if let (Err(_), Some((tmp, _))) = (&result, &rename) {
-        let _ = std::fs::remove_file(tmp);
+    // On an error the temporary file goes when `rename` is dropped.
+    let stats = map_reads(&index, source, writer, &name, &cfg, &cl, &progress)?;
+    if let Some((tmp, path)) = rename {
+        tmp.commit(path).map_err(|e| fmalign::Error::io(path, e))?;
     }
-    let stats = result?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -553,6 +586,12 @@ fn run_gpu_info(arch: &str) -> Result<()> {
 
 fn main() {
     let cli = Cli::parse();
+    // An interrupted run leaves no temporary or partial output file.
+    if let Err(e) = fmalign::cleanup::remove_on_signal() {
+        eprintln!(
+            "[fmalign] warning: cannot handle signals ({e}); an interrupted run may leave a .tmp file"
+        );
+    }
     let result = match cli.command {
         Command::Index(a) => run_index(a),
         Command::Map(a) => run_map(a),

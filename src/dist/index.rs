@@ -33,6 +33,7 @@ use fmalign_index_format::{self as format, SectionId};
 
 use super::Comm;
 use super::sa::{self as dsa, KEY_CHARS, block};
+use crate::cleanup::TempFile;
 use crate::error::{Error, Result};
 use crate::index::{FLAG_WIDE, IndexConfig, Meta, WIDE_THRESHOLD, encode_layout, temp_path_for};
 use crate::scan::{self, Checkpoint};
@@ -273,16 +274,18 @@ pub fn build_with_fault<C: Comm>(
     to_root[0] = sums;
     let gathered: Vec<[u64; 4]> = comm.alltoallv(to_root).into_iter().flatten().collect();
     let flags = if wide { FLAG_WIDE } else { 0 };
-    // Rank 0: the table, the temporary file at its final length.
+    // Rank 0: the table, the temporary file at its final length (removed
+    // on an error or a signal until it is renamed).
+    let mut guard: Option<TempFile> = None;
     let planned: Result<Option<Planned>> = (|| {
         if me != 0 {
             return Ok(None);
         }
         let parts = combine(&gathered)?;
         let (head, table, file_len) = format::plan(flags, &parts);
-        let tmp = temp_path_for(out, std::process::id());
-        let f = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        f.set_len(file_len).map_err(|e| Error::io(&tmp, e))?;
+        let tmp = guard.insert(TempFile::register(temp_path_for(out, std::process::id())));
+        let f = File::create(tmp.path()).map_err(|e| Error::io(tmp.path(), e))?;
+        f.set_len(file_len).map_err(|e| Error::io(tmp.path(), e))?;
         Ok(Some((
             head,
             table.iter().map(|s| s.offset).collect(),
@@ -300,12 +303,6 @@ pub fn build_with_fault<C: Comm>(
     let tmp = temp_path_for(out, layout_msg[0] as u32);
     let file_len = layout_msg[1];
     let offsets = &layout_msg[2..];
-    let cleanup = |r: Result<()>| {
-        if r.is_err() && me == 0 {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        r
-    };
     let write_mine = || -> Result<()> {
         let f = std::fs::OpenOptions::new()
             .write(true)
@@ -317,21 +314,21 @@ pub fn build_with_fault<C: Comm>(
         }
         f.sync_data().map_err(|e| Error::io(&tmp, e))
     };
-    cleanup(agreed(comm, write_mine()))?;
+    agreed(comm, write_mine())?;
     drop(pieces);
-    let finish = || -> Result<()> {
-        if let Some((head, _, _)) = &planned {
+    let mut finish = || -> Result<()> {
+        if let (Some((head, _, _)), Some(guard)) = (&planned, guard.take()) {
             let f = std::fs::OpenOptions::new()
                 .write(true)
                 .open(&tmp)
                 .map_err(|e| Error::io(&tmp, e))?;
             f.write_all_at(head, 0).map_err(|e| Error::io(&tmp, e))?;
             f.sync_all().map_err(|e| Error::io(&tmp, e))?;
-            std::fs::rename(&tmp, out).map_err(|e| Error::io(out, e))?;
+            guard.commit(out).map_err(|e| Error::io(out, e))?;
         }
         Ok(())
     };
-    cleanup(agreed(comm, finish()))?;
+    agreed(comm, finish())?;
     lap("write", comm);
     report.file_bytes = file_len;
     report.rounds = rounds;
@@ -386,21 +383,7 @@ fn available_per_rank() -> Option<u64> {
     {
         return Some(v);
     }
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let avail_kb: u64 = meminfo
-        .lines()
-        .find(|l| l.starts_with("MemAvailable:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()?;
-    let mut avail = avail_kb * 1024;
-    if let Some(limit) = std::fs::read_to_string("/sys/fs/cgroup/memory.max")
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok())
-    {
-        avail = avail.min(limit);
-    }
+    let avail = crate::index::available_memory()?;
     let local = [
         "OMPI_COMM_WORLD_LOCAL_SIZE",
         "MPI_LOCALNRANKS",

@@ -1,0 +1,91 @@
+//! Temporary output files that must not outlive an interrupted run.
+//!
+//! Every file fmalign writes under a name a user asked for (the index, `map
+//! -o`) is first written as `.NAME.tmp.PID` beside it and renamed when
+//! complete ([`TempFile::commit`]). A [`TempFile`] removes its file when
+//! dropped uncommitted (an error), and [`remove_on_signal`] makes SIGINT,
+//! SIGTERM and SIGHUP remove every live one before the process ends with the
+//! signal's default action, so an interrupted run leaves neither a partial
+//! file under the final name nor a stray temporary file.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Temporary files not yet renamed or removed. The lock is also held across
+/// each rename, so that a signal arriving then sees either the temporary
+/// file (and removes it) or the finished one (and leaves it).
+static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn live() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A temporary file, removed unless committed.
+#[derive(Debug)]
+pub struct TempFile {
+    path: PathBuf,
+    done: bool,
+}
+
+impl TempFile {
+    /// Registers `path` (about to be created) for removal.
+    pub fn register(path: PathBuf) -> TempFile {
+        live().push(path.clone());
+        TempFile { path, done: false }
+    }
+
+    /// The temporary path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Renames the file to `to`; it is no longer removed on a signal.
+    pub fn commit(mut self, to: &Path) -> io::Result<()> {
+        let mut list = live();
+        let r = std::fs::rename(&self.path, to);
+        if r.is_ok() {
+            forget(&mut list, &self.path);
+            self.done = true;
+        }
+        r
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if !self.done {
+            let mut list = live();
+            let _ = std::fs::remove_file(&self.path);
+            forget(&mut list, &self.path);
+        }
+    }
+}
+
+fn forget(list: &mut Vec<PathBuf>, path: &Path) {
+    if let Some(i) = list.iter().position(|p| p == path) {
+        list.swap_remove(i);
+    }
+}
+
+/// On SIGINT, SIGTERM or SIGHUP: remove the live temporary files, then end
+/// the process as the signal would have (exit status 128 + signal in a
+/// shell). Called once, at the start of `main`.
+pub fn remove_on_signal() -> io::Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            if let Some(sig) = signals.forever().next() {
+                let list = live();
+                for p in list.iter() {
+                    let _ = std::fs::remove_file(p);
+                }
+                // The default action of these signals ends the process.
+                let _ = signal_hook::low_level::emulate_default_handler(sig);
+                std::process::exit(128 + sig);
+            }
+        })?;
+    Ok(())
+}

@@ -1,0 +1,150 @@
+//! Interrupted runs (SIGINT, SIGTERM, SIGHUP): no output file that looks
+//! complete, no temporary file left, and the exit status of the signal.
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Rng, bin, run_ok, test_data};
+
+fn files(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn signal(child: &Child, sig: &str) {
+    let ok = Command::new("kill")
+        .args([&format!("-{sig}"), &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill -{sig}");
+}
+
+/// Waits until `dir` holds a file whose name contains `part`.
+fn wait_for(dir: &Path, part: &str) {
+    let t = Instant::now();
+    while !files(dir).iter().any(|f| f.contains(part)) {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "no {part} in {dir:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// `map -o` reading from a pipe that stays open: the run is mid-output,
+/// its temporary file exists; the signal must remove it.
+#[test]
+fn map_output_is_removed_on_each_signal() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(test_data("lambda_virus.fa"), d.join("ref.fa")).unwrap();
+    run_ok(d, &["index", "-q", "ref.fa"], None);
+    for (sig, code) in [("INT", 2), ("TERM", 15), ("HUP", 1)] {
+        let mut child = Command::new(bin())
+            .args(["map", "-q", "-K", "100", "-o", "out.sam", "ref.fa", "-"])
+            .current_dir(d)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Some reads, and the pipe left open: map waits for more.
+        let mut stdin = child.stdin.take().unwrap();
+        for i in 0..50 {
+            writeln!(
+                stdin,
+                "@r{i}\nGGGCGGCGACCTCGCGGGTTTTCGCTATTTATGAAAATTTTCCGGTTTAAGGCGTTTCCG\n+\n{}",
+                "I".repeat(60)
+            )
+            .unwrap();
+        }
+        stdin.flush().unwrap();
+        wait_for(d, ".out.sam.tmp.");
+        std::thread::sleep(Duration::from_millis(100));
+        signal(&child, sig);
+        let out = child.wait_with_output().unwrap();
+        drop(stdin);
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            out.status.signal(),
+            Some(code),
+            "SIG{sig}: {:?}",
+            out.status
+        );
+        assert_eq!(files(d), vec!["ref.fa", "ref.fa.fmi"], "SIG{sig}");
+    }
+}
+
+/// `index` stopped at many moments (reading, sorting, writing): afterwards
+/// either the run finished and the index is valid, or it was stopped and
+/// there is no index and no temporary file.
+#[test]
+fn index_stopped_at_any_moment_leaves_nothing_or_a_valid_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut rng = Rng::new(9);
+    let mut fasta = Vec::new();
+    for k in 0..4 {
+        fasta.extend_from_slice(format!(">c{k}\n").as_bytes());
+        for line in rng.bases(400_000).chunks(80) {
+            fasta.extend_from_slice(line);
+            fasta.push(b'\n');
+        }
+    }
+    std::fs::write(d.join("ref.fa"), &fasta).unwrap();
+    // How long a whole run takes here.
+    let t = Instant::now();
+    run_ok(
+        d,
+        &["index", "-q", "-t", "1", "-p", "full.fmi", "ref.fa"],
+        None,
+    );
+    let whole = t.elapsed();
+    std::fs::remove_file(d.join("full.fmi")).unwrap();
+    let (mut stopped, mut finished) = (0, 0);
+    for step in 0..12u32 {
+        let delay = whole * step / 10;
+        let child = Command::new(bin())
+            .args(["index", "-q", "-t", "1", "-p", "x.fmi", "ref.fa"])
+            .current_dir(d)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(delay);
+        let _ = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        let out = child.wait_with_output().unwrap();
+        let names = files(d);
+        if out.status.success() {
+            finished += 1;
+            assert_eq!(names, vec!["ref.fa", "x.fmi"], "after {delay:?}");
+            run_ok(d, &["check", "x.fmi"], None);
+            std::fs::remove_file(d.join("x.fmi")).unwrap();
+        } else {
+            stopped += 1;
+            use std::os::unix::process::ExitStatusExt;
+            assert_eq!(
+                out.status.signal(),
+                Some(15),
+                "after {delay:?}: {:?}",
+                out.status
+            );
+            assert_eq!(names, vec!["ref.fa"], "after {delay:?}");
+        }
+    }
+    assert!(
+        stopped > 0 && finished > 0,
+        "stopped {stopped}, finished {finished}"
+    );
+}
