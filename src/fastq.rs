@@ -120,14 +120,66 @@ impl ReadSource {
             let rec = rec.map_err(|e| Error::input(&self.path, read_parse_message(&e)))?;
             let seq = rec.raw_seq();
             let qual = rec.qual();
-            if rec.format() == needletail::parser::Format::Fasta && seq.contains(&b'\n') {
-                batch.push(rec.id(), &rec.seq(), qual);
+            let line = rec.start_line_number();
+            let joined;
+            let seq = if rec.format() == needletail::parser::Format::Fasta && seq.contains(&b'\n') {
+                joined = rec.seq();
+                &joined[..]
             } else {
-                batch.push(rec.id(), seq, qual);
-            }
+                seq
+            };
+            check_read(rec.id(), seq, qual)
+                .map_err(|m| Error::input(&self.path, format!("record at line {line}: {m}")))?;
+            batch.push(rec.id(), seq, qual);
         }
         Ok((!batch.is_empty()).then_some(batch))
     }
+}
+
+/// What SAM can carry (SAM v1 §1.4): QNAME `[!-?A-~]{1,254}` (the name up
+/// to the first whitespace; an empty one is written `*`), SEQ letters (and
+/// `=`, `.`), QUAL `[!-~]`. A read that breaks them is refused with the
+/// reason, rather than written as a record samtools would reject.
+fn check_read(id: &[u8], seq: &[u8], qual: Option<&[u8]>) -> std::result::Result<(), String> {
+    let name = &id[..id
+        .iter()
+        .position(|b| b.is_ascii_whitespace())
+        .unwrap_or(id.len())];
+    let shown = |b: &[u8]| String::from_utf8_lossy(b).escape_debug().to_string();
+    if name.len() > 254 {
+        return Err(format!(
+            "read name of {} characters; SAM allows at most 254",
+            name.len()
+        ));
+    }
+    if let Some(&b) = name
+        .iter()
+        .find(|&&b| !(b'!'..=b'~').contains(&b) || b == b'@')
+    {
+        return Err(format!(
+            "read name '{}' has the character {:?}, which a SAM read name cannot hold (printable ASCII except '@')",
+            shown(name),
+            char::from(b)
+        ));
+    }
+    if let Some(&b) = seq
+        .iter()
+        .find(|&&b| !(b.is_ascii_alphabetic() || b == b'=' || b == b'.'))
+    {
+        return Err(format!(
+            "read '{}' has {:?} in its sequence (expected letters)",
+            shown(name),
+            char::from(b)
+        ));
+    }
+    if let Some(&b) = qual.and_then(|q| q.iter().find(|&&b| !(b'!'..=b'~').contains(&b))) {
+        return Err(format!(
+            "read '{}' has {:?} in its qualities (expected '!' to '~')",
+            shown(name),
+            char::from(b)
+        ));
+    }
+    Ok(())
 }
 
 /// needletail's error → a message with line and record.
@@ -180,6 +232,13 @@ mod tests {
             (b"@a\nACGT\nIIII\n", "'+'"),
             (b"@a\nACGT\n+\nIIII\n@b\nAC", "truncated"),
             (b"xyz", "not a FASTQ"),
+            (b"@a\nAC1T\n+\nIIII\n", "'1' in its sequence"),
+            (b"@a\nACGT\n+\nII I\n", "' ' in its qualities"),
+            (
+                b"@ok\nA\n+\nI\n@a@b\nACGT\n+\nIIII\n",
+                "line 5: read name 'a@b'",
+            ),
+            (b">@r x\nACGT\n", "read name '@r'"),
         ] {
             let mut src = match ReadSource::from_reader(input, Path::new("r.fq")) {
                 Ok(s) => s,

@@ -693,8 +693,9 @@ fn decode_layout(
     let contigs = c.bytes(file, SectionId::Contigs);
     let names = c.bytes(file, SectionId::Names);
     let holes = c.bytes(file, SectionId::Holes);
-    if contigs.len() as u64 != meta.contigs * CONTIG_LEN as u64
-        || holes.len() as u64 != meta.holes * HOLE_LEN as u64
+    // Checked: the counts come from the file (a crafted one could overflow).
+    if meta.contigs.checked_mul(CONTIG_LEN as u64) != Some(contigs.len() as u64)
+        || meta.holes.checked_mul(HOLE_LEN as u64) != Some(holes.len() as u64)
     {
         return Err("contig or ambiguous-run table has the wrong size".into());
     }

@@ -1,0 +1,171 @@
+//! The bodies of the fuzz targets, shared by `cargo fuzz` (fuzz/fuzz_targets)
+//! and the replay test run by `cargo test` (tests/fuzz_replay.rs). Each takes
+//! arbitrary bytes; any panic, hang or failed check is a bug. Besides "no
+//! panic" each checks what it can against an independent rule.
+
+#![allow(dead_code)]
+
+use std::io::Cursor;
+use std::path::Path;
+
+/// FASTA reader: errors are fine; a parsed reference must be consistent.
+pub fn fasta(data: &[u8]) -> bool {
+    let Ok(r) = fmalign::reference::read_fasta_from(Cursor::new(data.to_vec()), Path::new("f.fa"))
+    else {
+        return false;
+    };
+    let l = &r.layout;
+    assert!(!l.contigs.is_empty());
+    assert!(r.text.iter().all(|&c| c < 4));
+    // Every base of every contig is either in the text or in a hole.
+    let mut text = 0u64;
+    for (k, c) in l.contigs.iter().enumerate() {
+        assert_eq!(c.text_offset, text);
+        let holes: u64 = l
+            .holes
+            .iter()
+            .filter(|h| h.contig as usize == k)
+            .map(|h| h.len)
+            .sum();
+        assert!(holes <= c.len);
+        text += c.len - holes;
+    }
+    assert_eq!(text, r.text.len() as u64);
+    for w in l.holes.windows(2) {
+        assert!((w[0].contig, w[0].start + w[0].len) < (w[1].contig, w[1].start));
+    }
+    true
+}
+
+/// FASTQ reader in small batches: errors are fine; reads must be whole.
+pub fn fastq(data: &[u8]) -> bool {
+    let Ok(mut src) =
+        fmalign::fastq::ReadSource::from_reader(Cursor::new(data.to_vec()), Path::new("r.fq"))
+    else {
+        return false;
+    };
+    let mut total = 0usize;
+    loop {
+        let batch = match src.next_batch(64) {
+            Ok(Some(b)) => b,
+            Ok(None) => return true,
+            Err(_) => return false,
+        };
+        for i in 0..batch.len() {
+            let r = batch.get(i);
+            if let Some(q) = r.qual {
+                assert_eq!(q.len(), r.seq.len());
+            }
+            assert!(!r.name.iter().any(|b| b.is_ascii_whitespace()));
+            total += r.seq.len();
+        }
+        assert!(total <= data.len());
+    }
+}
+
+/// Index loader. The first byte chooses: as given (the checksums must
+/// catch damage), or with every CRC recomputed first, so that the
+/// structural checks behind them are what refuses a bad file. A file that
+/// loads is searched, located and proved with `check --full`: a bad file
+/// must be refused, never crash or loop.
+pub fn index(data: &[u8]) -> bool {
+    let Some((&mode, rest)) = data.split_first() else {
+        return false;
+    };
+    let mut file = rest.to_vec();
+    if mode & 1 == 1 && !fmalign_index_format::reseal(&mut file) {
+        return false;
+    }
+    let Ok(index) = fmalign::index::Index::from_bytes(Path::new("x.fmi"), &file) else {
+        return false;
+    };
+    let fm = index.fm();
+    let n = index.meta.text_len;
+    for pattern in [&[0u8][..], &[1, 2], &[3, 3, 0], &[2, 0, 1, 3]] {
+        let iv = fm.backward_search(pattern);
+        assert!(iv.lo <= iv.hi && iv.hi <= n + 1);
+        for row in iv.lo..iv.hi.min(iv.lo + 8) {
+            assert!(fm.locate(row) <= n);
+        }
+    }
+    let _ = fmalign::check::check_full(&index);
+    true
+}
+
+/// SAM formatter: the reads of `data` (as FASTQ) written unmapped and
+/// mapped on a small reference; noodles (the library the formatter
+/// replaces) must parse every record, with the same name and lengths.
+pub fn sam(data: &[u8]) -> bool {
+    use fmalign::sam::{Hit, MappedFields, header, push_mapped, push_unmapped};
+    let Ok(mut src) =
+        fmalign::fastq::ReadSource::from_reader(Cursor::new(data.to_vec()), Path::new("r.fq"))
+    else {
+        return false;
+    };
+    let reference: Vec<u8> = (0..300u32)
+        .map(|i| b"ACGT"[(i * 7 % 11 % 4) as usize])
+        .collect();
+    let fa = [
+        b">chr1 x\n".to_vec(),
+        reference.clone(),
+        b"\n>c2\nNNACGT\n".to_vec(),
+    ]
+    .concat();
+    let r = fmalign::reference::read_fasta_from(Cursor::new(fa), Path::new("ref.fa")).unwrap();
+    let pac = fmalign::build::pack(&r.text);
+    let mut out = header(&r.layout, "fmalign map ref.fa r.fq").unwrap();
+    let mut expect = Vec::new();
+    while let Ok(Some(batch)) = src.next_batch(256) {
+        for i in 0..batch.len() {
+            let read = batch.get(i);
+            push_unmapped(&mut out, &read);
+            expect.push((read.name.to_vec(), read.seq.len()));
+            let len = read.seq.len() as u64;
+            if len == 0 || len > 300 {
+                continue;
+            }
+            let pos = (i as u64 * 13) % (300 - len + 1);
+            let hit = |pos: u64, rev: bool| Hit {
+                nm: (i % 4) as u8,
+                contig: 0,
+                pos,
+                rev,
+                text_pos: pos,
+            };
+            let alt = [hit(300 - len, i % 3 == 0)];
+            push_mapped(
+                &mut out,
+                &read,
+                &hit(pos, i % 2 == 1),
+                MappedFields {
+                    secondary: i % 5 == 0,
+                    mapq: (i % 61) as u8,
+                    hits: 1 + i % 3,
+                    suboptimal: (i % 2 == 0).then_some(i % 7),
+                    xa: if i % 2 == 0 { &alt } else { &[] },
+                },
+                &r.layout,
+                &pac,
+            );
+            expect.push((read.name.to_vec(), read.seq.len()));
+        }
+    }
+    let mut reader = noodles_sam::io::Reader::new(&out[..]);
+    let h = reader.read_header().expect("the header parses");
+    let mut got = 0;
+    for (rec, (name, len)) in reader.record_bufs(&h).zip(&expect) {
+        let rec = rec.unwrap_or_else(|e| {
+            panic!(
+                "record {got} does not parse: {e}\n{}",
+                String::from_utf8_lossy(&out)
+            )
+        });
+        let want: &[u8] = if name.is_empty() { b"*" } else { name };
+        let have: &[u8] = rec.name().map_or(b"*", |n| n.as_ref());
+        assert_eq!(have, want, "record {got}: name");
+        assert_eq!(rec.sequence().len(), *len, "record {got}: SEQ length");
+        got += 1;
+    }
+    assert_eq!(got, expect.len());
+    true
+}
