@@ -36,6 +36,9 @@ pub struct IndexConfig {
     /// Refuse, before building, when [`memory_estimate`] exceeds this many
     /// bytes (`None`: no limit).
     pub max_memory: Option<u64>,
+    /// Device memory the GPU build may use (`None`: the free memory); a
+    /// larger estimate builds on the CPU instead, with a notice.
+    pub max_gpu_memory: Option<u64>,
 }
 
 /// Default SA sampling rate; chosen by measuring locate speed against index
@@ -52,6 +55,7 @@ impl Default for IndexConfig {
             stats: false,
             device: sa::Device::Auto,
             max_memory: None,
+            max_gpu_memory: None,
         }
     }
 }
@@ -315,7 +319,7 @@ fn fm_tables<P: Pos>(
 ) -> Result<(FmParts<P>, Vec<u8>)> {
     let t = Instant::now();
     if *on_gpu {
-        match gpu_build::<P>(&text, cfg.sa, shift, log) {
+        match gpu_build::<P>(&text, cfg.sa, shift, cfg.max_gpu_memory, log) {
             Ok(parts) => {
                 // SA and FM tables were one device run: counted as the SA stage.
                 report.sa_seconds += t.elapsed().as_secs_f64();
@@ -365,9 +369,10 @@ fn gpu_build<P: sa::Pos>(
     text: &[u8],
     algorithm: sa::SaAlgorithm,
     shift: u32,
+    max_memory: Option<u64>,
     log: &mut (dyn FnMut(&sa::Round) + Send),
 ) -> Result<FmParts<P>> {
-    sa::build_fm_gpu::<P>(text, algorithm, shift, log)
+    sa::build_fm_gpu::<P>(text, algorithm, shift, max_memory, log)
 }
 
 #[cfg(not(feature = "gpu"))]
@@ -375,6 +380,7 @@ fn gpu_build<P: sa::Pos>(
     _: &[u8],
     _: sa::SaAlgorithm,
     _: u32,
+    _: Option<u64>,
     _: &mut (dyn FnMut(&sa::Round) + Send),
 ) -> Result<FmParts<P>> {
     Err(Error::Gpu("built without the gpu feature".into()))

@@ -95,6 +95,9 @@ struct IndexArgs {
     /// Refuse up front when the build would need more memory than SIZE (e.g. 16G, 500M; K, M, G, T: powers of 1024) [default: 90% of the available memory]
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     max_memory: Option<u64>,
+    /// Device memory the GPU build may use (e.g. 40G) [default: the free device memory]; a larger estimate builds on the CPU, with a notice
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    max_gpu_memory: Option<u64>,
     /// Build on all ranks of an MPI job (`mpirun -np P fmalign index --distributed ref.fa`;
     /// needs a build with `--features mpi`); the index is the same bytes as without it
     #[arg(long)]
@@ -220,6 +223,7 @@ fn run_index(a: IndexArgs) -> Result<()> {
         max_memory: a
             .max_memory
             .or_else(|| fmalign::index::available_memory().map(|m| m / 10 * 9)),
+        max_gpu_memory: a.max_gpu_memory,
     };
     if a.distributed {
         return run_index_distributed(&a, &cfg, &out);

@@ -667,4 +667,37 @@ mod device {
             }
         }
     }
+
+    /// `--max-gpu-memory` below the estimate: a one-line notice and the CPU
+    /// build, the same bytes; a generous one: the GPU build, the same bytes.
+    #[test]
+    fn max_gpu_memory_falls_back_to_the_cpu() {
+        if cuda().is_none() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let fa = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/lambda_virus.fa");
+        let run = |extra: &[&str], out: &str| {
+            let o = std::process::Command::new(env!("CARGO_BIN_EXE_fmalign"))
+                .args(["index", "--device", "gpu", "--sa", "hybrid", "-p"])
+                .arg(dir.path().join(out))
+                .args(extra)
+                .arg(&fa)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            (
+                String::from_utf8_lossy(&o.stderr).into_owned(),
+                std::fs::read(dir.path().join(out)).unwrap(),
+            )
+        };
+        let (small, a) = run(&["--max-gpu-memory", "1K"], "a.fmi");
+        assert!(
+            small.contains("--max-gpu-memory") && small.contains("(cpu)"),
+            "{small}"
+        );
+        let (big, b) = run(&["--max-gpu-memory", "100G"], "b.fmi");
+        assert!(big.contains("(gpu)"), "{big}");
+        assert!(a == b, "the GPU and CPU builds differ");
+    }
 }

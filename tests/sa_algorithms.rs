@@ -857,6 +857,7 @@ fn check_index(fasta: &[u8], what: &str) {
                     stats: false,
                     device,
                     max_memory: None,
+                    max_gpu_memory: None,
                 };
                 let index = build_in_memory(reference(fasta), &cfg)
                     .unwrap_or_else(|e| panic!("{what}: {e}"));

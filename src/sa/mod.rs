@@ -318,6 +318,7 @@ pub fn build_fm_gpu<P: Pos>(
     text: &[u8],
     algorithm: SaAlgorithm,
     sample_shift: u32,
+    max_memory: Option<u64>,
     log: &mut (dyn FnMut(&Round) + Send),
 ) -> Result<crate::build::FmParts<P>> {
     use crate::fm::OccLine;
@@ -328,9 +329,17 @@ pub fn build_fm_gpu<P: Pos>(
         std::mem::size_of::<P>() as u64,
         algorithm,
     ));
-    if need > free as u64 {
+    let budget = max_memory.unwrap_or(u64::MAX).min(free as u64);
+    if need > budget {
         return Err(Error::Gpu(format!(
-            "{n} bases need about {need} bytes of device memory, {free} are free"
+            "{n} bases need about {} of device memory, more than the {} allowed (free device memory{})",
+            crate::index::human_bytes(need),
+            crate::index::human_bytes(budget),
+            if max_memory.is_some() {
+                ", --max-gpu-memory"
+            } else {
+                ""
+            }
         )));
     }
     let packed = gpu.pack_text(text)?;
