@@ -590,3 +590,18 @@ fn zero_counts_are_usage_errors() {
         &["sa-sample"],
     );
 }
+
+/// Through the library: every truncation of a small index (every length
+/// from 0 to one byte short) is refused by the loader, naming the file.
+#[test]
+fn every_truncation_is_refused_by_the_loader() {
+    let (_dir, bytes) = small_index();
+    let path = Path::new("small.fmi");
+    assert!(fmalign::Index::from_bytes(path, &bytes).is_ok());
+    for len in 0..bytes.len() {
+        match fmalign::Index::from_bytes(path, &bytes[..len]) {
+            Ok(_) => panic!("truncated to {len} of {} bytes: accepted", bytes.len()),
+            Err(e) => assert!(e.to_string().contains("small.fmi"), "{len}: {e}"),
+        }
+    }
+}
