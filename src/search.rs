@@ -429,7 +429,8 @@ pub fn search_verify_many(
         let Some(start) = p.checked_sub(s as u64) else {
             continue;
         };
-        if start + pat.len() as u64 > n {
+        // Checked: on a crafted index (SPEC.md §8) locate may return anything.
+        if start.checked_add(pat.len() as u64).is_none_or(|e| e > n) {
             continue;
         }
         if let Some(mm) = hamming(pac, start, pat, k) {
