@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand};
 
 use fmalign::cleanup::TempFile;
 use fmalign::index::{DEFAULT_SA_SAMPLE, Index, IndexConfig, build_and_write, temp_path};
-use fmalign::map::{MapConfig, Report, SearchMode, map_reads};
+use fmalign::map::{MapConfig, OutputFormat, Report, SearchMode, map_reads};
 use fmalign::sa::{Device, SaAlgorithm};
 
 #[derive(Parser)]
@@ -132,9 +132,12 @@ struct MapArgs {
     /// Search method for -v (benchmarks: every method gives the same alignments)
     #[arg(long, value_enum, default_value_t = SearchMode::Verify, hide = true)]
     search: SearchMode,
-    /// Write SAM here instead of stdout
-    #[arg(short = 'o', long = "output", value_name = "OUT.sam")]
+    /// Write here instead of stdout (BAM when the name ends in .bam)
+    #[arg(short = 'o', long = "output", value_name = "OUT.sam|OUT.bam")]
     output: Option<PathBuf>,
+    /// Output format [default: bam for -o *.bam, else sam]
+    #[arg(long = "output-fmt", value_enum, value_name = "FORMAT")]
+    output_fmt: Option<OutputFormat>,
     /// List alternative hits in XA:Z when a read has at most this many
     #[arg(long, value_name = "N", default_value_t = MapConfig::default().max_xa)]
     max_xa: usize,
@@ -416,6 +419,18 @@ fn run_map(a: MapArgs) -> Result<()> {
         strata: a.strata,
         search: a.search,
         device: a.device,
+        format: a.output_fmt.unwrap_or_else(|| {
+            let bam = a
+                .output
+                .as_ref()
+                .and_then(|p| p.extension())
+                .is_some_and(|e| e.eq_ignore_ascii_case("bam"));
+            if bam {
+                OutputFormat::Bam
+            } else {
+                OutputFormat::Sam
+            }
+        }),
     };
     let t = Instant::now();
     let index_path = resolve_index(&a.index)?;

@@ -70,6 +70,19 @@ pub struct MapConfig {
     pub search: SearchMode,
     /// Where to search (`--device`): the GPU for exact mapping when present.
     pub device: crate::sa::Device,
+    /// SAM text or BAM.
+    pub format: OutputFormat,
+}
+
+/// What `map` writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// SAM text.
+    #[default]
+    Sam,
+    /// BAM: the same records, encoded by noodles-bam on the worker threads,
+    /// BGZF blocks at fixed offsets compressed in parallel.
+    Bam,
 }
 
 impl MapConfig {
@@ -107,6 +120,7 @@ impl Default for MapConfig {
             strata: false,
             search: SearchMode::Verify,
             device: crate::sa::Device::Auto,
+            format: OutputFormat::Sam,
         }
     }
 }
@@ -684,7 +698,8 @@ fn process_batch(
     table: &KmerTable,
     cfg: &MapConfig,
     dev: Option<&Dev>,
-) -> (Vec<Vec<u8>>, MapStats) {
+    bam: Option<&noodles_sam::Header>,
+) -> std::io::Result<(Vec<Vec<u8>>, MapStats)> {
     // The device searches exact reads only (-v 0).
     let dev = dev.filter(|_| cfg.mismatches == 0);
     let bi = BiIndex {
@@ -731,16 +746,19 @@ fn process_batch(
                 st.mapped += (w > 0) as u64;
                 st.alignments += w as u64;
             }
-            (out, st)
+            if let Some(header) = bam {
+                out = sam_to_bam(header, &out)?;
+            }
+            Ok((out, st))
         })
-        .collect();
+        .collect::<std::io::Result<_>>()?;
     let mut stats = MapStats::default();
     let mut out = Vec::with_capacity(chunks.len());
     for (text, st) in chunks {
         out.push(text);
         stats.add(&st);
     }
-    (out, stats)
+    Ok((out, stats))
 }
 
 /// Maps every read of `source` against `index` and writes SAM (header
@@ -756,7 +774,8 @@ pub fn map_reads<W: Write + Send>(
     progress: &(dyn Fn(&MapStats) + Sync),
 ) -> Result<MapStats> {
     let pool = crate::thread_pool(cfg.threads)?;
-    let header = sam::header(&index.layout, command_line)?;
+    let (header, bam) = output_header(sam::header(&index.layout, command_line)?, cfg.format)
+        .map_err(|e| Error::io(out_name, e))?;
     let table = pool.install(|| KmerTable::new(&index.fm(), cfg.kmer));
     let mut notices = Vec::new();
     let dev = open_device(index, cfg, &mut notices);
@@ -785,13 +804,31 @@ pub fn map_reads<W: Write + Send>(
                 }
             }
         });
+        let format = cfg.format;
+        let pool = &pool;
         let writer = s.spawn(move || -> std::io::Result<()> {
             let mut out = out;
             out.write_all(&header)?;
+            // BAM: the record stream cut into blocks at fixed offsets (so the
+            // bytes do not depend on -t or -K), compressed in parallel.
+            let mut pending: Vec<u8> = Vec::new();
             for chunks in text_rx {
-                for text in chunks {
-                    out.write_all(&text)?;
+                if format == OutputFormat::Sam {
+                    for text in chunks {
+                        out.write_all(&text)?;
+                    }
+                    continue;
                 }
+                for text in chunks {
+                    pending.extend_from_slice(&text);
+                }
+                let full = pending.len() / BGZF_BLOCK * BGZF_BLOCK;
+                out.write_all(&compress_blocks(pool, &pending[..full]))?;
+                pending.drain(..full);
+            }
+            if format == OutputFormat::Bam {
+                out.write_all(&compress_blocks(pool, &pending))?;
+                out.write_all(&BGZF_EOF)?;
             }
             out.flush()
         });
@@ -809,8 +846,15 @@ pub fn map_reads<W: Write + Send>(
                     break;
                 }
             };
-            let (text, st) =
-                pool.install(|| process_batch(&batch, index, &table, cfg, dev.as_ref()));
+            let (text, st) = match pool
+                .install(|| process_batch(&batch, index, &table, cfg, dev.as_ref(), bam.as_ref()))
+            {
+                Ok(r) => r,
+                Err(e) => {
+                    failure = Some(Error::io(out_name, e));
+                    break;
+                }
+            };
             stats.add(&st);
             progress(&stats);
             if text_tx.send(text).is_err() {
@@ -827,6 +871,86 @@ pub fn map_reads<W: Write + Send>(
             (None, Ok(())) => Ok(stats),
         }
     })
+}
+
+/// Uncompressed bytes per BGZF block (the limit htslib and noodles use, so
+/// that a block of incompressible data still fits its 16-bit size field).
+const BGZF_BLOCK: usize = 65280;
+
+/// The empty BGZF block that ends a BAM file (SAM spec §4.1.2).
+const BGZF_EOF: [u8; 28] = [
+    0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, b'B', b'C', 2, 0, 0x1b, 0, 3, 0, 0, 0, 0, 0, 0, 0,
+    0, 0,
+];
+
+/// Appends `data` to `out` as BGZF blocks (gzip members with the BC extra
+/// field, SAM spec §4.1) of up to [`BGZF_BLOCK`] bytes each.
+pub fn bgzf_blocks(data: &[u8], out: &mut Vec<u8>) {
+    for piece in data.chunks(BGZF_BLOCK) {
+        let mut z = flate2::write::DeflateEncoder::new(
+            Vec::with_capacity(piece.len() / 2),
+            flate2::Compression::default(),
+        );
+        z.write_all(piece).expect("writing to memory");
+        let cdata = z.finish().expect("writing to memory");
+        let bsize = (18 + cdata.len() + 8 - 1) as u16;
+        out.extend_from_slice(&[
+            0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, b'B', b'C', 2, 0,
+        ]);
+        out.extend_from_slice(&bsize.to_le_bytes());
+        out.extend_from_slice(&cdata);
+        out.extend_from_slice(&crc32fast::hash(piece).to_le_bytes());
+        out.extend_from_slice(&(piece.len() as u32).to_le_bytes());
+    }
+}
+
+/// `data` as BGZF blocks of [`BGZF_BLOCK`] bytes (the last one shorter),
+/// compressed in parallel on `pool`.
+fn compress_blocks(pool: &rayon::ThreadPool, data: &[u8]) -> Vec<u8> {
+    let blocks: Vec<Vec<u8>> = pool.install(|| {
+        data.par_chunks(BGZF_BLOCK)
+            .map(|piece| {
+                let mut b = Vec::new();
+                bgzf_blocks(piece, &mut b);
+                b
+            })
+            .collect()
+    });
+    blocks.concat()
+}
+
+/// Whole SAM records (our own formatter's text) → the same records as
+/// uncompressed BAM, through noodles (the SAM parser and the BAM encoder),
+/// so that the BAM holds exactly what the SAM would.
+fn sam_to_bam(header: &noodles_sam::Header, text: &[u8]) -> std::io::Result<Vec<u8>> {
+    use noodles_sam::alignment::io::Write as _;
+    let mut bam = noodles_bam::io::Writer::from(Vec::with_capacity(text.len()));
+    let mut reader = noodles_sam::io::Reader::new(text);
+    let mut record = noodles_sam::Record::default();
+    while reader.read_record(&mut record)? != 0 {
+        bam.write_alignment_record(header, &record)?;
+    }
+    Ok(bam.into_inner())
+}
+
+/// The first bytes of the output: the SAM header text, or the BAM header
+/// (magic, text, references) in BGZF blocks and, for BAM, the parsed header
+/// the workers encode records against.
+fn output_header(
+    text: Vec<u8>,
+    format: OutputFormat,
+) -> std::io::Result<(Vec<u8>, Option<noodles_sam::Header>)> {
+    match format {
+        OutputFormat::Sam => Ok((text, None)),
+        OutputFormat::Bam => {
+            let header = noodles_sam::io::Reader::new(&text[..]).read_header()?;
+            let mut bam = noodles_bam::io::Writer::from(Vec::new());
+            bam.write_header(&header)?;
+            let mut out = Vec::new();
+            bgzf_blocks(&bam.into_inner(), &mut out);
+            Ok((out, Some(header)))
+        }
+    }
 }
 
 /// The device for `cfg.device`, or `None` (the CPU) with the reason in

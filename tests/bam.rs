@@ -1,0 +1,160 @@
+//! `map -o out.bam` / `--output-fmt bam`: samtools reads the BAM as exactly
+//! the records of the SAM output (and the same header but for the command
+//! line), `samtools quickcheck` accepts it, noodles-bam reads it back in
+//! process, and its bytes do not depend on -t or -K.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{run_ok, test_data};
+
+fn have_samtools() -> bool {
+    let have = Command::new("samtools")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have {
+        eprintln!(
+            "NOTICE: samtools is not on PATH; skipping the samtools checks of the BAM output"
+        );
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "samtools is required in CI (.ci/run installs it)"
+        );
+    }
+    have
+}
+
+fn samtools(dir: &Path, args: &[&str]) -> Vec<u8> {
+    let o = Command::new("samtools")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "samtools {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o.stdout
+}
+
+/// Header lines with the @PG command lines dropped (they name the output).
+fn header_without_cl(text: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(text)
+        .lines()
+        .filter(|l| !l.starts_with("@PG"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn bam_holds_exactly_the_sam_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(test_data("human_chrM_NC_012920.fa"), d.join("ref.fa")).unwrap();
+    std::fs::copy(
+        test_data("human_chrM_ERR2438055_R1.fq.gz"),
+        d.join("r.fq.gz"),
+    )
+    .unwrap();
+    std::fs::write(d.join("empty.fq"), b"").unwrap();
+    run_ok(d, &["index", "-q", "ref.fa"], None);
+    for extra in [&[][..], &["-v", "2", "-a"], &["-v", "1", "-k", "3"]] {
+        let args = |out: &str, reads: &str| {
+            let mut a = vec!["map", "-q", "-o", out];
+            a.extend_from_slice(extra);
+            a.extend_from_slice(&["ref.fa", reads]);
+            a.into_iter().map(String::from).collect::<Vec<_>>()
+        };
+        run_ok(d, &args("out.sam", "r.fq.gz"), None);
+        run_ok(d, &args("out.bam", "r.fq.gz"), None);
+        // In process: noodles-bam reads every record back.
+        let mut reader =
+            noodles_bam::io::Reader::new(std::fs::File::open(d.join("out.bam")).unwrap());
+        let header = reader.read_header().unwrap();
+        let names: Vec<Vec<u8>> = reader
+            .record_bufs(&header)
+            .map(|r| r.unwrap().name().map_or(b"*".to_vec(), |n| n.to_vec()))
+            .collect();
+        let sam = std::fs::read(d.join("out.sam")).unwrap();
+        let sam_names: Vec<Vec<u8>> = sam
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty() && l[0] != b'@')
+            .map(|l| l.split(|&b| b == b'\t').next().unwrap().to_vec())
+            .collect();
+        assert!(!names.is_empty());
+        assert_eq!(names, sam_names, "{extra:?}: records (names, in order)");
+        if !have_samtools() {
+            continue;
+        }
+        samtools(d, &["quickcheck", "out.bam"]);
+        assert_eq!(
+            samtools(d, &["view", "out.bam"]),
+            samtools(d, &["view", "out.sam"]),
+            "{extra:?}: records differ"
+        );
+        assert_eq!(
+            header_without_cl(&samtools(d, &["view", "--no-PG", "-H", "out.bam"])),
+            header_without_cl(&samtools(d, &["view", "--no-PG", "-H", "out.sam"])),
+            "{extra:?}: headers differ"
+        );
+    }
+    // BAM on stdout; no reads at all: a header and the EOF block.
+    let out = run_ok(
+        d,
+        &["map", "-q", "--output-fmt", "bam", "ref.fa", "empty.fq"],
+        None,
+    );
+    std::fs::write(d.join("empty.bam"), &out.stdout).unwrap();
+    assert!(out.stdout.ends_with(&[
+        0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, b'B', b'C', 2, 0, 0x1b, 0, 3, 0, 0, 0, 0, 0,
+        0, 0, 0, 0
+    ]));
+    if have_samtools() {
+        samtools(d, &["quickcheck", "empty.bam"]);
+        assert_eq!(samtools(d, &["view", "-c", "empty.bam"]), b"0\n");
+    }
+}
+
+#[test]
+fn bam_bytes_do_not_depend_on_threads_or_batch_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(test_data("human_chrM_NC_012920.fa"), d.join("ref.fa")).unwrap();
+    std::fs::copy(
+        test_data("human_chrM_ERR2438055_R1.fq.gz"),
+        d.join("r.fq.gz"),
+    )
+    .unwrap();
+    run_ok(d, &["index", "-q", "ref.fa"], None);
+    let mut outs = Vec::new();
+    for (t, k) in [("1", "1000"), ("2", "10000000"), ("3", "77777")] {
+        let out = run_ok(
+            d,
+            &[
+                "map",
+                "-q",
+                "-t",
+                t,
+                "-K",
+                k,
+                "-v",
+                "2",
+                "--output-fmt",
+                "bam",
+                "ref.fa",
+                "r.fq.gz",
+            ],
+            None,
+        );
+        outs.push(out.stdout);
+    }
+    assert!(outs[0].len() > 100_000, "a BAM of several blocks");
+    assert!(
+        outs.iter().all(|o| *o == outs[0]),
+        "BAM bytes differ across -t/-K"
+    );
+}
