@@ -81,17 +81,6 @@ pub fn memory_estimate(n: u64, wide: bool, algorithm: SaAlgorithm) -> u64 {
     (n as f64 * per_base) as u64 + (64 << 20)
 }
 
-/// The `--sa` name of `a`.
-fn sa_name(a: SaAlgorithm) -> &'static str {
-    match a {
-        SaAlgorithm::Auto => "auto",
-        SaAlgorithm::Libsais => "libsais",
-        SaAlgorithm::Hybrid => "hybrid",
-        SaAlgorithm::Skew => "skew",
-        SaAlgorithm::Ls => "ls",
-    }
-}
-
 /// `x` bytes as "1.5 GiB" (or MiB, KiB).
 pub fn human_bytes(x: u64) -> String {
     let units = [("GiB", 30), ("MiB", 20), ("KiB", 10)];
@@ -254,7 +243,8 @@ fn build_with(reference: Reference, cfg: &IndexConfig, sink: &mut Sink<'_>) -> R
         if need > limit {
             return Err(Error::Usage(format!(
                 "building the index of {n} unambiguous bases with --sa {} needs about {} of memory, more than the limit of {} (--max-memory; default: 90% of the memory available); raise it, or build with --distributed on several machines",
-                sa_name(cfg.sa),
+                clap::ValueEnum::to_possible_value(&cfg.sa)
+                    .map_or("auto".into(), |v| v.get_name().to_owned()),
                 human_bytes(need),
                 human_bytes(limit)
             )));

@@ -37,7 +37,7 @@ pub fn decompressed<'a, R: Read + Send + 'a>(
 }
 
 /// Fills `buf` as far as the input allows; returns the bytes read.
-fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+pub(crate) fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut got = 0;
     while got < buf.len() {
         match r.read(&mut buf[got..]) {

@@ -885,7 +885,7 @@ const BGZF_EOF: [u8; 28] = [
 
 /// Appends `data` to `out` as BGZF blocks (gzip members with the BC extra
 /// field, SAM spec §4.1) of up to [`BGZF_BLOCK`] bytes each.
-pub fn bgzf_blocks(data: &[u8], out: &mut Vec<u8>) {
+fn bgzf_blocks(data: &[u8], out: &mut Vec<u8>) {
     for piece in data.chunks(BGZF_BLOCK) {
         let mut z = flate2::write::DeflateEncoder::new(
             Vec::with_capacity(piece.len() / 2),

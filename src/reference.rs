@@ -61,12 +61,12 @@ pub struct Reference {
 }
 
 const BASE_A: u8 = 0;
-const AMBIGUOUS: u8 = 4;
+pub(crate) const AMBIGUOUS: u8 = 4;
 const NEWLINE: u8 = 5;
 const INVALID: u8 = 6;
 
 /// Byte → class: 0..=3 base code, 4 IUPAC ambiguity code, 5 line break, 6 other.
-static CLASS: [u8; 256] = {
+pub(crate) static CLASS: [u8; 256] = {
     let mut t = [INVALID; 256];
     t[b'\n' as usize] = NEWLINE;
     t[b'\r' as usize] = NEWLINE;
@@ -190,7 +190,7 @@ pub fn read_fasta_from<'a, R: Read + Send + 'a>(reader: R, path: &Path) -> Resul
 
 /// The SAM rule: the header up to the first whitespace; must be a valid
 /// SAM reference name.
-fn contig_name(id: &[u8]) -> std::result::Result<String, String> {
+pub(crate) fn contig_name(id: &[u8]) -> std::result::Result<String, String> {
     let end = id
         .iter()
         .position(|b| b.is_ascii_whitespace())

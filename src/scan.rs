@@ -15,7 +15,8 @@ use std::path::Path;
 use md5::{Digest, Md5};
 
 use crate::error::{Error, Result};
-use crate::reference::{Contig, Hole, Layout};
+use crate::input::read_up_to;
+use crate::reference::{AMBIGUOUS, CLASS, Contig, Hole, Layout, contig_name};
 
 /// A point from which the text can be read: `offset` is the byte offset, in the
 /// decompressed FASTA stream, of the byte holding base T[text_pos].
@@ -42,34 +43,6 @@ pub struct Scan {
     /// (or just after, at the first base at or past) every multiple of `every` bases.
     pub checkpoints: Vec<Checkpoint>,
 }
-
-const BASE_A: u8 = 0;
-const AMBIGUOUS: u8 = 4;
-const NEWLINE: u8 = 5;
-const INVALID: u8 = 6;
-
-/// Byte → class: 0..=3 base code, 4 IUPAC ambiguity code, 5 line break, 6 other
-/// (a copy of `reference.rs`'s table).
-static CLASS: [u8; 256] = {
-    let mut t = [INVALID; 256];
-    t[b'\n' as usize] = NEWLINE;
-    t[b'\r' as usize] = NEWLINE;
-    let amb = b"NRYSWKMBDHVU";
-    let mut i = 0;
-    while i < amb.len() {
-        t[amb[i] as usize] = AMBIGUOUS;
-        t[amb[i].to_ascii_lowercase() as usize] = AMBIGUOUS;
-        i += 1;
-    }
-    let bases = b"ACGT";
-    let mut c = 0;
-    while c < 4 {
-        t[bases[c] as usize] = BASE_A + c as u8;
-        t[bases[c].to_ascii_lowercase() as usize] = BASE_A + c as u8;
-        c += 1;
-    }
-    t
-};
 
 /// Read buffer size of the scan and of [`read_text_range`].
 const CHUNK: usize = 1 << 20;
@@ -616,60 +589,6 @@ impl<'p> Scanner<'p> {
             checkpoints: self.checkpoints,
         })
     }
-}
-
-/// The SAM rule: the header up to the first whitespace; must be a valid
-/// SAM reference name (a copy of `reference.rs`'s).
-fn contig_name(id: &[u8]) -> std::result::Result<String, String> {
-    let end = id
-        .iter()
-        .position(|b| b.is_ascii_whitespace())
-        .unwrap_or(id.len());
-    let name = &id[..end];
-    if name.is_empty() {
-        return Err("sequence header has an empty name".into());
-    }
-    let valid = name.iter().all(|&b| (b'!'..=b'~').contains(&b))
-        && !matches!(name[0], b'*' | b'=')
-        && !name.iter().any(|b| {
-            matches!(
-                b,
-                b'\\'
-                    | b','
-                    | b'"'
-                    | b'`'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'['
-                    | b']'
-                    | b'{'
-                    | b'}'
-                    | b'<'
-                    | b'>'
-            )
-        });
-    if !valid {
-        return Err(format!(
-            "sequence name '{}' is not a valid SAM reference name",
-            String::from_utf8_lossy(name)
-        ));
-    }
-    Ok(String::from_utf8_lossy(name).into_owned())
-}
-
-/// Fills `buf` as far as the input allows; returns the bytes read.
-fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match r.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(k) => got += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(got)
 }
 
 #[cfg(test)]

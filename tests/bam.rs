@@ -50,8 +50,8 @@ fn header_without_cl(text: &[u8]) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn bam_holds_exactly_the_sam_records() {
+/// A folder with chrM indexed (ref.fa) and its real reads (r.fq.gz).
+fn chrm_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::copy(test_data("human_chrM_NC_012920.fa"), d.join("ref.fa")).unwrap();
@@ -60,8 +60,15 @@ fn bam_holds_exactly_the_sam_records() {
         d.join("r.fq.gz"),
     )
     .unwrap();
-    std::fs::write(d.join("empty.fq"), b"").unwrap();
     run_ok(d, &["index", "-q", "ref.fa"], None);
+    dir
+}
+
+#[test]
+fn bam_holds_exactly_the_sam_records() {
+    let dir = chrm_dir();
+    let d = dir.path();
+    std::fs::write(d.join("empty.fq"), b"").unwrap();
     for extra in [&[][..], &["-v", "2", "-a"], &["-v", "1", "-k", "3"]] {
         let args = |out: &str, reads: &str| {
             let mut a = vec!["map", "-q", "-o", out];
@@ -121,15 +128,8 @@ fn bam_holds_exactly_the_sam_records() {
 
 #[test]
 fn bam_bytes_do_not_depend_on_threads_or_batch_size() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = chrm_dir();
     let d = dir.path();
-    std::fs::copy(test_data("human_chrM_NC_012920.fa"), d.join("ref.fa")).unwrap();
-    std::fs::copy(
-        test_data("human_chrM_ERR2438055_R1.fq.gz"),
-        d.join("r.fq.gz"),
-    )
-    .unwrap();
-    run_ok(d, &["index", "-q", "ref.fa"], None);
     let mut outs = Vec::new();
     for (t, k) in [("1", "1000"), ("2", "10000000"), ("3", "77777")] {
         let out = run_ok(

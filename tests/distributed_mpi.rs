@@ -11,7 +11,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{Rng, bin, gzip, test_data};
+use common::{Rng, bin, file_names as files, gzip, test_data};
 
 /// `mpirun -np p fmalign index --distributed ARGS` (oversubscribed: CI has
 /// 2 cores; as root when CI runs as root).
@@ -58,15 +58,6 @@ fn single(fasta: &Path, out: &Path, extra: &[&str]) -> Vec<u8> {
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     std::fs::read(out).unwrap()
-}
-
-fn files(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 fn check_all_ranks(fasta: &Path, extra: &[&str], env: &[(&str, &str)]) {

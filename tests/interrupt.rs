@@ -8,16 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Rng, bin, run_ok, test_data};
-
-fn files(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
+use common::{Rng, bin, file_names as files, run_ok, test_data};
 
 fn signal(child: &Child, sig: &str) {
     let ok = Command::new("kill")

@@ -195,9 +195,18 @@ fn to_owners<C: Comm>(comm: &C, n: u64, pairs: &[[u64; 2]], lo: u64, local: &mut
     }
 }
 
-/// For each position `q` of `at`, `rank[q]` (0 for `q >= n`), fetched
-/// from its owner; `rank` holds this rank's positions from `lo`.
-fn fetch<C: Comm>(comm: &C, n: u64, rank: &[u64], lo: u64, at: &[u64]) -> Vec<u64> {
+/// For each position `q` of `at`, `local[q − lo]` on the rank owning `q`
+/// (`missing` for `q >= n`): one all-to-all of the questions, one of the
+/// answers, read back in the order asked. `local` holds this rank's
+/// positions from `lo`.
+fn fetch<C: Comm, T: bytemuck::Pod + Send>(
+    comm: &C,
+    n: u64,
+    local: &[T],
+    lo: u64,
+    at: &[u64],
+    missing: T,
+) -> Vec<T> {
     let p = comm.size();
     let own = Owners::new(n, p);
     let mut asks = vec![Vec::new(); p];
@@ -207,9 +216,9 @@ fn fetch<C: Comm>(comm: &C, n: u64, rank: &[u64], lo: u64, at: &[u64]) -> Vec<u6
         }
     }
     let asked = comm.alltoallv(asks);
-    let answers: Vec<Vec<u64>> = asked
+    let answers: Vec<Vec<T>> = asked
         .into_iter()
-        .map(|qs| qs.into_iter().map(|q| rank[(q - lo) as usize]).collect())
+        .map(|qs| qs.into_iter().map(|q| local[(q - lo) as usize]).collect())
         .collect();
     let got = comm.alltoallv(answers);
     let mut cursor = vec![0usize; p];
@@ -220,7 +229,7 @@ fn fetch<C: Comm>(comm: &C, n: u64, rank: &[u64], lo: u64, at: &[u64]) -> Vec<u6
                 cursor[o] += 1;
                 got[o][cursor[o] - 1]
             } else {
-                0
+                missing
             }
         })
         .collect()
@@ -311,7 +320,7 @@ pub fn suffix_array<C: Comm>(
             .unzip();
         drop(refined);
         let ahead: Vec<u64> = pos.iter().map(|&q| q + h).collect();
-        let next = fetch(comm, n, &isa, lo, &ahead);
+        let next = fetch(comm, n, &isa, lo, &ahead, 0);
         tuples = (0..pos.len()).map(|j| [rank[j], next[j], pos[j]]).collect();
         h *= 2;
     }
@@ -435,35 +444,12 @@ pub fn bwt<C: Comm>(comm: &C, n: u64, text: &[u8], sa: &[u64]) -> (Vec<u8>, u64,
         .chain(sa.iter().copied())
         .map(|s| if s == 0 { n } else { s - 1 })
         .collect();
-    let own = Owners::new(n, p);
-    let mut asks = vec![Vec::new(); p];
-    for &q in &before {
-        if q < n {
-            asks[own.of(q)].push(q);
-        }
-    }
-    let asked = comm.alltoallv(asks);
-    let answers: Vec<Vec<u8>> = asked
-        .into_iter()
-        .map(|qs| qs.into_iter().map(|q| text[(q - lo) as usize]).collect())
-        .collect();
-    let got = comm.alltoallv(answers);
-    let mut cursor = vec![0usize; p];
+    // `$` (code 4) for the row of the suffix starting at 0.
+    let bwt = fetch(comm, n, text, lo, &before, 4u8);
     let mut counts = [0u64; 4];
-    let bwt: Vec<u8> = before
-        .iter()
-        .map(|&q| {
-            if q == n {
-                4
-            } else {
-                let o = own.of(q);
-                cursor[o] += 1;
-                let c = got[o][cursor[o] - 1];
-                counts[c as usize] += 1;
-                c
-            }
-        })
-        .collect();
+    for &c in bwt.iter().filter(|&&c| c < 4) {
+        counts[c as usize] += 1;
+    }
     let off: u64 = comm.allgather(sa.len() as u64)[..me].iter().sum();
     let mine = sa
         .iter()

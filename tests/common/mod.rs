@@ -343,6 +343,16 @@ pub fn sample_reads(rng: &mut Rng, refs: &[RefSeq], count: usize) -> Vec<FqRead>
         .collect()
 }
 
+/// The names of the entries of `dir`, sorted.
+pub fn file_names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
 /// The path of the `fmalign` binary under test.
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_fmalign")
