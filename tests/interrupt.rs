@@ -102,8 +102,18 @@ fn index_stopped_at_any_moment_leaves_nothing_or_a_valid_index() {
     let whole = t.elapsed();
     std::fs::remove_file(d.join("full.fmi")).unwrap();
     let (mut stopped, mut finished) = (0, 0);
-    for step in 0..12u32 {
-        let delay = whole * step / 10;
+    // Twelve moments from 0 to 110% of that run; then, when a busy machine
+    // (CI runs the tests in parallel) made every run slower than the first,
+    // later and later moments until one run finishes.
+    for step in 0..40u32 {
+        if step >= 12 && finished > 0 {
+            break;
+        }
+        let delay = if step < 12 {
+            whole * step / 10
+        } else {
+            whole * (1 << (step - 11).min(6))
+        };
         let child = Command::new(bin())
             .args(["index", "-q", "-t", "1", "-p", "x.fmi", "ref.fa"])
             .current_dir(d)
