@@ -10,6 +10,7 @@
 //!       ──sam────────▶ SAM, in input order
 //! ```
 
+pub mod alloc;
 pub mod build;
 pub mod check;
 pub mod cleanup;

@@ -603,6 +603,10 @@ fn run_gpu_info(arch: &str) -> Result<()> {
     Ok(())
 }
 
+/// Large blocks as their own huge-page mappings (src/alloc.rs).
+#[global_allocator]
+static ALLOC: fmalign::alloc::BigPages = fmalign::alloc::BigPages;
+
 fn main() {
     let cli = Cli::parse();
     // An interrupted run leaves no temporary or partial output file.

@@ -515,28 +515,45 @@ fn lsd_sequential<K: Word, V: Elem>(
         }
         return;
     }
+    // Only the bits that differ between two keys need sorting: in a bucket
+    // of a suffix sort the leading characters and the length field (27 but
+    // near the end of the text) are the same in every key.
+    let (mut or, mut and) = (0u64, u64::MAX);
+    for &k in keys.iter() {
+        let b = bits_of(k);
+        or |= b;
+        and &= b;
+    }
+    let vary = or ^ and;
+    if vary == 0 {
+        return;
+    }
+    let (lo, hi) = (lo + vary.trailing_zeros(), lo + 64 - vary.leading_zeros());
     // Narrower digits for short runs: fewer counters to clear per pass.
     let widest = if n < 2048 { 8 } else { DIGIT_BITS };
     let passes = (hi - lo).div_ceil(widest);
     let digit = (hi - lo).div_ceil(passes);
+    let mask = (1u64 << digit) - 1;
+    // Every pass's histogram in one sweep.
+    let mut count = vec![0usize; (passes as usize) << digit];
+    for &k in keys.iter() {
+        let b = k.to_u64() >> lo;
+        for pass in 0..passes {
+            count[((pass as usize) << digit) + ((b >> (pass * digit)) & mask) as usize] += 1;
+        }
+    }
     let mut in_keys = true; // data currently in keys/vals?
-    let mut count = vec![0usize; 1 << digit];
-    for pass in 0..passes {
-        let shift = lo + pass * digit;
-        let width = digit.min(hi - shift);
-        let mask = (1u64 << width) - 1;
+    for (pass, count) in count.chunks_mut(1 << digit).enumerate() {
+        let shift = lo + pass as u32 * digit;
+        // One digit value throughout: the pass would move nothing.
+        if count[((keys[0].to_u64() >> shift) & mask) as usize] == n {
+            continue;
+        }
         let (sk, sv, dk, dv): (&[K], &[V], &mut [K], &mut [V]) = if in_keys {
             (keys, vals, tk, tv)
         } else {
             (tk, tv, keys, vals)
         };
-        count.iter_mut().for_each(|c| *c = 0);
-        for &k in sk.iter() {
-            count[((k.to_u64() >> shift) & mask) as usize] += 1;
-        }
-        if count.contains(&n) {
-            continue;
-        }
         let mut sum = 0;
         for c in count.iter_mut() {
             let here = *c;
