@@ -277,20 +277,26 @@ fn build_typed<P: Pos>(
         }
     };
     let mut on_gpu = gpu_wanted(cfg, text.len() as u64, &mut report.notices);
-    let (parts, text) = fm_tables::<P>(text, cfg, shift, &mut on_gpu, &mut report, &mut log)?;
-    // The mirror index (bidirectional search): the same tables for the
+    // The mirror index (bidirectional search) first: the same tables for the
     // reversed text, with no sampled SA (one entry: it is never located).
+    // Built in this order, the forward suffix array — the peak of memory —
+    // runs beside the mirror's Occ alone, not beside the forward tables and
+    // PAC as well.
     let t = Instant::now();
-    let pac = pack(&text);
     let n = text.len() as u64;
-    let reversed: Vec<u8> = text.iter().rev().copied().collect();
-    drop(text);
+    let mut reversed = text;
+    reversed.reverse();
     report.fm_seconds += t.elapsed().as_secs_f64();
     // --stats logs the text's rounds only; the reversed text's follow the
     // same course and would double every table that reads them.
     let mut quiet = |_: &sa::Round| {};
-    let (rev, reversed) = fm_tables::<P>(reversed, cfg, 63, &mut on_gpu, &mut report, &mut quiet)?;
-    drop(reversed);
+    let (rev, mut text) = fm_tables::<P>(reversed, cfg, 63, &mut on_gpu, &mut report, &mut quiet)?;
+    text.reverse();
+    let (parts, text) = fm_tables::<P>(text, cfg, shift, &mut on_gpu, &mut report, &mut log)?;
+    let t = Instant::now();
+    let pac = pack(&text);
+    drop(text);
+    report.fm_seconds += t.elapsed().as_secs_f64();
     report.device = if on_gpu { "gpu" } else { "cpu" };
     report.file_bytes = write_sections(sink, &layout, n, cfg.sa_sample, &parts, &rev, &pac)?;
     Ok(report)
