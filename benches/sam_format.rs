@@ -108,6 +108,7 @@ fn main() {
                 suboptimal: None,
                 xa: &[],
             },
+            None,
             &layout,
             &pac,
         );

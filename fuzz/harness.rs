@@ -107,7 +107,7 @@ pub fn index(data: &[u8]) -> bool {
         let mut out = Vec::new();
         let _ = fmalign::map::map_reads(
             &index,
-            source,
+            fmalign::map::Reads::Single(source),
             &mut out,
             "out",
             &cfg,
@@ -123,7 +123,9 @@ pub fn index(data: &[u8]) -> bool {
 /// mapped on a small reference; noodles (the library the formatter
 /// replaces) must parse every record, with the same name and lengths.
 pub fn sam(data: &[u8]) -> bool {
-    use fmalign::sam::{Hit, MappedFields, header, push_mapped, push_unmapped};
+    use fmalign::sam::{
+        Hit, MappedFields, MateFields, header, push_mapped, push_unmapped, push_unmapped_mate,
+    };
     let Ok(mut src) =
         fmalign::fastq::ReadSource::from_reader(Cursor::new(data.to_vec()), Path::new("r.fq"))
     else {
@@ -146,6 +148,16 @@ pub fn sam(data: &[u8]) -> bool {
         for i in 0..batch.len() {
             let read = batch.get(i);
             push_unmapped(&mut out, &read);
+            expect.push((read.name.to_vec(), read.seq.len()));
+            // An unmapped mate placed beside its mapped mate, or not placed.
+            let placed = (i % 2 == 1).then_some((0u32, i as u64 % 300));
+            let mate = MateFields {
+                flag: 0x1 | 0x80 | if placed.is_some() { 0x20 } else { 0x8 },
+                contig: placed.map(|p| p.0),
+                pos: placed.map_or(0, |p| p.1),
+                tlen: 0,
+            };
+            push_unmapped_mate(&mut out, &read, &mate, placed, &r.layout);
             expect.push((read.name.to_vec(), read.seq.len()));
             let len = read.seq.len() as u64;
             if len == 0 || len > 300 {
@@ -171,6 +183,16 @@ pub fn sam(data: &[u8]) -> bool {
                     suboptimal: (i % 2 == 0).then_some(i % 7),
                     xa: if i % 2 == 0 { &alt } else { &[] },
                 },
+                // Every third record a paired one: mate on this or the
+                // last contig, or unmapped.
+                (i % 3 == 0)
+                    .then(|| MateFields {
+                        flag: 0x1 | 0x40 | if i % 2 == 0 { 0x2 | 0x20 } else { 0x8 },
+                        contig: (i % 2 == 0).then_some((i % r.layout.contigs.len()) as u32),
+                        pos: (i as u64 * 7) % 1000,
+                        tlen: if i % 4 == 0 { -(i as i64) } else { i as i64 },
+                    })
+                    .as_ref(),
                 &r.layout,
                 &pac,
             );

@@ -111,35 +111,148 @@ impl ReadSource {
     /// The next batch of at least one read and about `max_bases` bases, or
     /// `None` at the end of the input.
     pub fn next_batch(&mut self, max_bases: usize) -> Result<Option<Batch>> {
-        let Some(parser) = self.parser.as_mut() else {
-            return Ok(None);
-        };
         let mut batch = Batch::default();
         while batch.bases < max_bases || batch.is_empty() {
-            let Some(rec) = parser.next() else { break };
-            let rec = rec.map_err(|e| Error::input(&self.path, read_parse_message(&e)))?;
-            let seq = rec.raw_seq();
-            let qual = rec.qual();
-            let line = rec.start_line_number();
-            let joined;
-            let seq = if rec.format() == needletail::parser::Format::Fasta && seq.contains(&b'\n') {
-                joined = rec.seq();
-                &joined[..]
-            } else {
-                seq
-            };
-            check_read(rec.id(), seq, qual)
-                .map_err(|m| Error::input(&self.path, format!("record at line {line}: {m}")))?;
-            batch.push(rec.id(), seq, qual);
+            if !self.push_next(&mut batch)? {
+                break;
+            }
         }
         Ok((!batch.is_empty()).then_some(batch))
     }
+
+    /// Reads one record into `batch`; false at the end of the input.
+    fn push_next(&mut self, batch: &mut Batch) -> Result<bool> {
+        let Some(parser) = self.parser.as_mut() else {
+            return Ok(false);
+        };
+        let Some(rec) = parser.next() else {
+            return Ok(false);
+        };
+        let rec = rec.map_err(|e| Error::input(&self.path, read_parse_message(&e)))?;
+        let seq = rec.raw_seq();
+        let qual = rec.qual();
+        let line = rec.start_line_number();
+        let joined;
+        let seq = if rec.format() == needletail::parser::Format::Fasta && seq.contains(&b'\n') {
+            joined = rec.seq();
+            &joined[..]
+        } else {
+            seq
+        };
+        check_read(rec.id(), seq, qual)
+            .map_err(|m| Error::input(&self.path, format!("record at line {line}: {m}")))?;
+        batch.push(rec.id(), seq, qual);
+        Ok(true)
+    }
+
+    /// The path it reads (for messages).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
 }
 
-/// What SAM can carry (SAM v1 §1.4): QNAME `[!-?A-~]{1,254}` (the name up
-/// to the first whitespace; an empty one is written `*`), SEQ letters (and
-/// `=`, `.`), QUAL `[!-~]`. A read that breaks them is refused with the
-/// reason, rather than written as a record samtools would reject.
+/// Paired reads: two files read in step, or one interleaved file (mate 1,
+/// mate 2, mate 1, …).
+pub struct PairSource {
+    one: ReadSource,
+    two: Option<ReadSource>,
+    /// Pairs read so far (for messages).
+    pairs: u64,
+}
+
+impl PairSource {
+    /// Mates from two files.
+    pub fn two_files(one: ReadSource, two: ReadSource) -> PairSource {
+        PairSource {
+            one,
+            two: Some(two),
+            pairs: 0,
+        }
+    }
+
+    /// Mates interleaved in one file.
+    pub fn interleaved(one: ReadSource) -> PairSource {
+        PairSource {
+            one,
+            two: None,
+            pairs: 0,
+        }
+    }
+
+    /// The next pairs, until their bases (both mates) reach `max_bases` and
+    /// there are at least `min_pairs` (always at least one pair); `None` at
+    /// the end. An error when one file ends before the other, when an
+    /// interleaved file has an odd number of records, or when two mates'
+    /// names differ (after dropping `/1` and `/2`).
+    pub fn next_batch(
+        &mut self,
+        max_bases: usize,
+        min_pairs: usize,
+    ) -> Result<Option<(Batch, Batch)>> {
+        let (mut a, mut b) = (Batch::default(), Batch::default());
+        while a.bases + b.bases < max_bases || a.len() < min_pairs.max(1) {
+            let got1 = self.one.push_next(&mut a)?;
+            let (got2, second) = match self.two.as_mut() {
+                Some(two) => (two.push_next(&mut b)?, two.path().to_owned()),
+                None => (
+                    got1 && self.one.push_next(&mut b)?,
+                    self.one.path().to_owned(),
+                ),
+            };
+            match (got1, got2) {
+                (false, false) => break,
+                (true, true) => {}
+                (true, false) if self.two.is_none() => {
+                    return Err(Error::input(
+                        self.one.path(),
+                        format!(
+                            "an odd number of records ({}): --interleaved needs mate 1 and mate 2 of every pair",
+                            2 * self.pairs + 1
+                        ),
+                    ));
+                }
+                (true, false) => {
+                    return Err(Error::input(
+                        &second,
+                        format!(
+                            "ends after {} reads, but {} has more: the two files must hold the same pairs",
+                            self.pairs,
+                            self.one.path().display()
+                        ),
+                    ));
+                }
+                (false, true) => {
+                    return Err(Error::input(
+                        self.one.path(),
+                        format!(
+                            "ends after {} reads, but {} has more: the two files must hold the same pairs",
+                            self.pairs,
+                            second.display()
+                        ),
+                    ));
+                }
+            }
+            let k = a.len() - 1;
+            let (n1, n2) = (a.get(k).name, b.get(k).name);
+            if crate::pair::base_name(n1) != crate::pair::base_name(n2) {
+                let shown = |n: &[u8]| String::from_utf8_lossy(n).into_owned();
+                return Err(Error::input(
+                    &second,
+                    format!(
+                        "pair {}: mate names differ ('{}' in {}, '{}' here); the files must list the same pairs in the same order",
+                        self.pairs + 1,
+                        shown(n1),
+                        self.one.path().display(),
+                        shown(n2)
+                    ),
+                ));
+            }
+            self.pairs += 1;
+        }
+        Ok((!a.is_empty()).then_some((a, b)))
+    }
+}
+
 fn check_read(id: &[u8], seq: &[u8], qual: Option<&[u8]>) -> std::result::Result<(), String> {
     let name = &id[..id
         .iter()

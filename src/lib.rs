@@ -23,6 +23,7 @@ pub mod index;
 pub mod input;
 pub mod kmer;
 pub mod map;
+pub mod pair;
 pub mod reference;
 pub mod sa;
 pub mod sam;

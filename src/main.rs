@@ -11,7 +11,8 @@ use clap::{Args, Parser, Subcommand};
 
 use fmalign::cleanup::TempFile;
 use fmalign::index::{DEFAULT_SA_SAMPLE, Index, IndexConfig, build_and_write, temp_path};
-use fmalign::map::{MapConfig, OutputFormat, Report, SearchMode, map_reads};
+use fmalign::map::{MapConfig, OutputFormat, PairConfig, Reads, Report, SearchMode, map_reads};
+use fmalign::pair::Orientation;
 use fmalign::sa::{Device, SaAlgorithm};
 
 #[derive(Parser)]
@@ -155,8 +156,29 @@ struct MapArgs {
     quiet: bool,
     /// The .fmi file, or the FASTA it was built from (then FASTA.fmi is used)
     index: PathBuf,
-    /// Reads: FASTQ (or FASTA), plain or gzip; - for stdin
+    /// Reads: FASTQ (or FASTA), plain or gzip; - for stdin. Mate 1 with READS2
     reads: PathBuf,
+    /// Mate 2 of each pair of READS (same order, same names up to /1 and /2)
+    #[arg(conflicts_with = "interleaved")]
+    reads2: Option<PathBuf>,
+    /// READS holds pairs: mate 1, mate 2, mate 1, ...
+    #[arg(long)]
+    interleaved: bool,
+    /// Proper pairs: mate on the forward strand upstream of the one on the reverse strand (default)
+    #[arg(long, conflicts_with_all = ["rf", "ff"])]
+    fr: bool,
+    /// Proper pairs: mate on the reverse strand upstream (mate-pair libraries)
+    #[arg(long, conflicts_with = "ff")]
+    rf: bool,
+    /// Proper pairs: both mates on one strand, mate 1 upstream
+    #[arg(long)]
+    ff: bool,
+    /// Shortest fragment of a proper pair [default: estimated from the first pairs]
+    #[arg(short = 'I', long = "minins", value_name = "BASES")]
+    min_insert: Option<u64>,
+    /// Longest fragment of a proper pair [default: estimated from the first pairs]
+    #[arg(short = 'X', long = "maxins", value_name = "BASES")]
+    max_insert: Option<u64>,
 }
 
 fn log(quiet: bool, msg: std::fmt::Arguments<'_>) {
@@ -431,7 +453,28 @@ fn run_map(a: MapArgs) -> Result<()> {
                 OutputFormat::Sam
             }
         }),
+        pair: (a.reads2.is_some() || a.interleaved).then_some(PairConfig {
+            orientation: if a.rf {
+                Orientation::Rf
+            } else if a.ff {
+                Orientation::Ff
+            } else {
+                Orientation::Fr
+            },
+            min_insert: a.min_insert,
+            max_insert: a.max_insert,
+        }),
     };
+    if cfg.pair.is_none()
+        && (a.fr || a.rf || a.ff || a.min_insert.is_some() || a.max_insert.is_some())
+    {
+        anyhow::bail!("--fr, --rf, --ff, -I and -X apply to pairs: give READS2 or --interleaved");
+    }
+    if let (Some(min), Some(max)) = (a.min_insert, a.max_insert)
+        && min > max
+    {
+        anyhow::bail!("-I {min} is larger than -X {max}");
+    }
     let t = Instant::now();
     let index_path = resolve_index(&a.index)?;
     let index = Index::open(&index_path)?;
@@ -444,7 +487,20 @@ fn run_map(a: MapArgs) -> Result<()> {
             t.elapsed().as_secs_f64()
         ),
     );
-    let source = fmalign::fastq::ReadSource::open(&a.reads)?;
+    let source = {
+        use fmalign::fastq::{PairSource, ReadSource};
+        let one = ReadSource::open(&a.reads)?;
+        match &a.reads2 {
+            Some(two) if two == &a.reads => {
+                anyhow::bail!(
+                    "READS and READS2 are the same file; for one file of pairs use --interleaved"
+                )
+            }
+            Some(two) => Reads::Paired(PairSource::two_files(one, ReadSource::open(two)?)),
+            None if a.interleaved => Reads::Paired(PairSource::interleaved(one)),
+            None => Reads::Single(one),
+        }
+    };
     let bar = (!a.quiet && std::io::stderr().is_terminal()).then(|| {
         let b = indicatif::ProgressBar::new_spinner();
         b.set_style(
@@ -501,6 +557,17 @@ fn run_map(a: MapArgs) -> Result<()> {
         eprintln!(
             "[fmalign] warning: the GPU failed on {} chunks of reads; they were mapped on the CPU",
             stats.gpu_fallbacks
+        );
+    }
+    if cfg.pair.is_some() {
+        log(
+            a.quiet,
+            format_args!(
+                "{} pairs, {} proper ({:.2}%)",
+                stats.pairs,
+                stats.proper,
+                100.0 * stats.proper as f64 / stats.pairs.max(1) as f64
+            ),
         );
     }
     log(

@@ -17,6 +17,7 @@ use crate::fastq::{Batch, ReadSource};
 use crate::fm::{FmIndex, Interval};
 use crate::index::Index;
 use crate::kmer::KmerTable;
+use crate::pair::Window;
 use crate::sam::{self, Hit, MAPQ_UNIQUE, MappedFields, ReadView};
 use crate::search::{self, BiIndex, CODE, Found};
 use crate::segments::Segments;
@@ -72,6 +73,41 @@ pub struct MapConfig {
     pub device: crate::sa::Device,
     /// SAM text or BAM.
     pub format: OutputFormat,
+    /// How mates pair (paired input only).
+    pub pair: Option<PairConfig>,
+}
+
+/// Options of paired-end mapping.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PairConfig {
+    /// Orientation of a proper pair (`--fr`, `--rf`, `--ff`).
+    pub orientation: crate::pair::Orientation,
+    /// `-I`: shortest fragment of a proper pair.
+    pub min_insert: Option<u64>,
+    /// `-X`: longest; with neither, the window is estimated.
+    pub max_insert: Option<u64>,
+}
+
+impl PairConfig {
+    /// The window given on the command line, if any (`-I` alone keeps the
+    /// default longest fragment).
+    pub fn given_window(&self) -> Option<Window> {
+        match (self.min_insert, self.max_insert) {
+            (None, None) => None,
+            (min, max) => Some(Window {
+                min: min.unwrap_or(0),
+                max: max.unwrap_or(crate::pair::DEFAULT_WINDOW.max),
+            }),
+        }
+    }
+}
+
+/// Where reads come from.
+pub enum Reads {
+    /// Single-end reads.
+    Single(ReadSource),
+    /// Pairs: two files, or one interleaved.
+    Paired(crate::fastq::PairSource),
 }
 
 /// What `map` writes.
@@ -121,6 +157,7 @@ impl Default for MapConfig {
             search: SearchMode::Verify,
             device: crate::sa::Device::Auto,
             format: OutputFormat::Sam,
+            pair: None,
         }
     }
 }
@@ -154,6 +191,10 @@ pub struct MapStats {
     pub mapped: u64,
     /// Records written for hits (primary and secondary).
     pub alignments: u64,
+    /// Pairs seen (paired input).
+    pub pairs: u64,
+    /// Pairs mapped as proper pairs (flag 0x2).
+    pub proper: u64,
     /// Chunks the GPU failed on, mapped on the CPU instead.
     pub gpu_fallbacks: u64,
     /// `cpu` or `gpu`: where reads were searched.
@@ -168,6 +209,9 @@ impl MapStats {
         self.bases += other.bases;
         self.mapped += other.mapped;
         self.alignments += other.alignments;
+        self.pairs += other.pairs;
+        self.proper += other.proper;
+        self.notices.extend(other.notices.iter().cloned());
         self.gpu_fallbacks += other.gpu_fallbacks;
     }
 }
@@ -611,15 +655,19 @@ pub fn mapq(c1: u64, c2: u64, best_nm: u8, k: u8) -> u8 {
     }
 }
 
-/// Appends the SAM records of one read; returns how many are mapped.
-fn format_read(
-    out: &mut Vec<u8>,
-    read: &ReadView<'_>,
-    found: &ReadHits,
-    cfg: &MapConfig,
-    index: &Index,
-) -> usize {
-    let (hits, primary, c1, c2, xa_ok) = match found {
+/// A read's hits as reported (best stratum only under `--strata`), its
+/// single-end primary and the counts behind MAPQ.
+struct Shown<'a> {
+    hits: &'a [Hit],
+    primary: usize,
+    c1: u64,
+    c2: u64,
+    /// XA may list the others.
+    xa_ok: bool,
+}
+
+fn shown<'a>(read: &ReadView<'_>, found: &'a ReadHits, cfg: &MapConfig) -> Option<Shown<'a>> {
+    match found {
         ReadHits::All(hits) if !hits.is_empty() => {
             let c1 = hits.iter().take_while(|h| h.nm == hits[0].nm).count();
             let c2 = hits[c1..]
@@ -628,8 +676,13 @@ fn format_read(
                 .count();
             let primary = (name_hash(read.name) % c1 as u64) as usize;
             let shown = if cfg.strata { c1 } else { hits.len() };
-            let xa_ok = hits.len() <= cfg.max_xa;
-            (&hits[..shown], primary, c1 as u64, c2 as u64, xa_ok)
+            Some(Shown {
+                hits: &hits[..shown],
+                primary,
+                c1: c1 as u64,
+                c2: c2 as u64,
+                xa_ok: hits.len() <= cfg.max_xa,
+            })
         }
         ReadHits::Sampled { hits, best, next } if !hits.is_empty() => {
             let shown = if cfg.strata {
@@ -637,22 +690,98 @@ fn format_read(
             } else {
                 hits.len()
             };
-            (&hits[..shown], 0, *best, *next, false)
+            Some(Shown {
+                hits: &hits[..shown],
+                primary: 0,
+                c1: *best,
+                c2: *next,
+                xa_ok: false,
+            })
         }
-        _ => {
-            sam::push_unmapped(out, read);
-            return 0;
+        _ => None,
+    }
+}
+
+/// How the records of one mate of a pair refer to the other.
+struct PairCtx<'a> {
+    /// Bits every record of this mate carries: 0x1, 0x2, 0x8, 0x20, 0x40/0x80.
+    flag: u16,
+    /// Mate 1.
+    first: bool,
+    /// The primary the pairing chose (an index into the shown hits).
+    primary: usize,
+    /// MAPQ of the primary record.
+    mapq: u8,
+    /// The other mate's primary hit and length, when it is mapped.
+    mate: Option<(&'a Hit, u64)>,
+}
+
+/// Appends the SAM records of one read (of a pair, with `pair`); returns how
+/// many are mapped.
+fn format_read(
+    out: &mut Vec<u8>,
+    read: &ReadView<'_>,
+    shown: Option<&Shown<'_>>,
+    cfg: &MapConfig,
+    index: &Index,
+    pair: Option<&PairCtx<'_>>,
+) -> usize {
+    let layout = &index.layout;
+    let Some(sh) = shown else {
+        match pair {
+            None => sam::push_unmapped(out, read),
+            Some(p) => {
+                let place = p.mate.map(|(h, _)| (h.contig, h.pos));
+                let mate = sam::MateFields {
+                    flag: p.flag,
+                    contig: place.map(|x| x.0),
+                    pos: place.map_or(0, |x| x.1),
+                    tlen: 0,
+                };
+                sam::push_unmapped_mate(out, read, &mate, place, layout);
+            }
         }
+        return 0;
     };
-    let mapq = mapq(c1, c2, hits[primary].nm, cfg.mismatches);
-    let suboptimal = (cfg.mismatches > 0).then_some(c2 as usize);
+    let hits = sh.hits;
+    let (primary, mapq) = match pair {
+        Some(p) => (p.primary, p.mapq),
+        None => (
+            sh.primary,
+            mapq(sh.c1, sh.c2, hits[sh.primary].nm, cfg.mismatches),
+        ),
+    };
+    let len = read.seq.len() as u64;
+    // The mate fields of a record at `h`.
+    let mate_of = |h: &Hit| {
+        pair.map(|p| match p.mate {
+            Some((m, mlen)) => sam::MateFields {
+                flag: p.flag,
+                contig: Some(m.contig),
+                pos: m.pos,
+                tlen: if m.contig == h.contig {
+                    crate::pair::tlen(h.pos, len, m.pos, mlen, p.first)
+                } else {
+                    0
+                },
+            },
+            // Mate unmapped: placed at this read's primary.
+            None => sam::MateFields {
+                flag: p.flag,
+                contig: Some(hits[primary].contig),
+                pos: hits[primary].pos,
+                tlen: 0,
+            },
+        })
+    };
+    let suboptimal = (cfg.mismatches > 0).then_some(sh.c2 as usize);
     let others = || {
         hits.iter()
             .enumerate()
             .filter(move |&(k, _)| k != primary)
             .map(|(_, h)| h)
     };
-    let xa: Vec<Hit> = if cfg.report == Report::Best && xa_ok {
+    let xa: Vec<Hit> = if cfg.report == Report::Best && sh.xa_ok {
         others().copied().collect()
     } else {
         Vec::new()
@@ -661,11 +790,12 @@ fn format_read(
     let fields = MappedFields {
         secondary: false,
         mapq,
-        hits: c1 as usize,
+        hits: sh.c1 as usize,
         suboptimal,
         xa: &xa,
     };
-    sam::push_mapped(out, read, &hits[primary], fields, &index.layout, pac);
+    let m = mate_of(&hits[primary]);
+    sam::push_mapped(out, read, &hits[primary], fields, m.as_ref(), layout, pac);
     let extra = match cfg.report {
         Report::Best => 0,
         Report::UpTo(n) => n.saturating_sub(1),
@@ -676,29 +806,159 @@ fn format_read(
         let fields = MappedFields {
             secondary: true,
             mapq,
-            hits: c1 as usize,
+            hits: sh.c1 as usize,
             suboptimal,
             xa: &[],
         };
-        sam::push_mapped(out, read, h, fields, &index.layout, pac);
+        let m = mate_of(h);
+        sam::push_mapped(out, read, h, fields, m.as_ref(), layout, pac);
         written += 1;
     }
     written
+}
+
+/// Appends the records of a pair (mate 1 then mate 2); returns the mapped
+/// records of each mate and whether the pair is proper.
+#[allow(clippy::too_many_arguments)]
+fn format_pair(
+    out: &mut Vec<u8>,
+    r1: &ReadView<'_>,
+    r2: &ReadView<'_>,
+    f1: &ReadHits,
+    f2: &ReadHits,
+    cfg: &MapConfig,
+    pairing: &PairConfig,
+    window: Window,
+    index: &Index,
+) -> (usize, usize, bool) {
+    // Both mates under the shared name, so they have one QNAME.
+    let name = crate::pair::base_name(r1.name);
+    let v1 = ReadView { name, ..*r1 };
+    let v2 = ReadView { name, ..*r2 };
+    let (s1, s2) = (shown(&v1, f1, cfg), shown(&v2, f2, cfg));
+    let (l1, l2) = (v1.seq.len() as u64, v2.seq.len() as u64);
+    let choice = match (&s1, &s2) {
+        (Some(a), Some(b)) => crate::pair::best_pair(
+            a.hits,
+            l1,
+            b.hits,
+            l2,
+            pairing.orientation,
+            window,
+            name_hash(name),
+        ),
+        _ => None,
+    };
+    // Primary and MAPQ of each mate: from the pair when there is one.
+    let se = |s: &Shown<'_>, p: usize| {
+        if s.hits[p].nm == s.hits[0].nm {
+            mapq(s.c1, s.c2, s.hits[p].nm, cfg.mismatches)
+        } else {
+            0
+        }
+    };
+    let p1 = s1.as_ref().map(|s| choice.map_or(s.primary, |c| c.a));
+    let p2 = s2.as_ref().map(|s| choice.map_or(s.primary, |c| c.b));
+    let mut q1 = s1.as_ref().zip(p1).map_or(0, |(s, p)| se(s, p));
+    let mut q2 = s2.as_ref().zip(p2).map_or(0, |(s, p)| se(s, p));
+    if choice.is_some_and(|c| c.unique) {
+        // The only proper pair: a mate in a repeat is placed by its mate.
+        let q = q1.max(q2);
+        (q1, q2) = (q, q);
+    }
+    let hit1 = s1.as_ref().zip(p1).map(|(s, p)| &s.hits[p]);
+    let hit2 = s2.as_ref().zip(p2).map(|(s, p)| &s.hits[p]);
+    let proper = choice.is_some();
+    let flag = |first: bool, mate: Option<&Hit>| {
+        0x1 | if first { 0x40 } else { 0x80 }
+            | if proper { 0x2 } else { 0 }
+            | match mate {
+                None => 0x8,
+                Some(h) if h.rev => 0x20,
+                Some(_) => 0,
+            }
+    };
+    let c1 = PairCtx {
+        flag: flag(true, hit2),
+        first: true,
+        primary: p1.unwrap_or(0),
+        mapq: q1,
+        mate: hit2.map(|h| (h, l2)),
+    };
+    let c2 = PairCtx {
+        flag: flag(false, hit1),
+        first: false,
+        primary: p2.unwrap_or(0),
+        mapq: q2,
+        mate: hit1.map(|h| (h, l1)),
+    };
+    let w1 = format_read(out, &v1, s1.as_ref(), cfg, index, Some(&c1));
+    let w2 = format_read(out, &v2, s2.as_ref(), cfg, index, Some(&c2));
+    (w1, w2, proper)
 }
 
 /// Reads per formatting chunk: large enough to amortise, small enough to
 /// balance across threads.
 const CHUNK_READS: usize = 256;
 
-/// Searches and formats one batch in parallel; returns the SAM text (one buffer per chunk) in input
-/// order and the batch's counters.
+/// The hits of each of `seqs` (read names `names`, for the sampled
+/// start); whether the device failed and the CPU took over.
+#[allow(clippy::too_many_arguments)]
+fn chunk_hits(
+    seqs: &[&[u8]],
+    names: &[&[u8]],
+    bi: &BiIndex<'_>,
+    index: &Index,
+    table: &KmerTable,
+    cfg: &MapConfig,
+    dev: Option<&Dev>,
+) -> (Vec<ReadHits>, bool) {
+    let fm = bi.fwd;
+    let pac = index.pac();
+    let on_device = dev.map(|d| d.exact(seqs));
+    let device_failed = matches!(on_device, Some(Err(_)));
+    let found = match on_device {
+        Some(Ok(ivs)) => ivs.into_iter().map(Strands::exact).collect(),
+        _ => find_many(bi, pac, table, seqs, cfg.mismatches, cfg.search),
+    };
+    let rows = |k: usize| rows_of(&found[k]);
+    let cap = cfg.locate_cap();
+    let (all, located_on_cpu) =
+        locate_all_on(&fm, dev, &index.segments, seqs, &found, |k| rows(k) <= cap);
+    let hits = all
+        .into_iter()
+        .enumerate()
+        .map(|(k, all)| {
+            if rows(k) <= cap {
+                ReadHits::All(all)
+            } else {
+                let (best, next) = strata_rows(&found[k]);
+                let start = name_hash(names[k]) % best;
+                let want = cfg.records_per_read();
+                let hits = sample_hits(&fm, &index.segments, seqs[k].len(), &found[k], start, want);
+                ReadHits::Sampled { hits, best, next }
+            }
+        })
+        .collect();
+    (hits, device_failed || located_on_cpu)
+}
+
+/// Searches and formats one batch in parallel (single reads, or pairs when
+/// `mates` is given); returns the SAM text (one buffer per chunk) in input
+/// order and the batch's counters. For pairs, `window` is the insert-size
+/// window; when it is still unknown it is estimated from the first
+/// [`crate::pair::ESTIMATE_PAIRS`] pairs of this (the first) batch, with a
+/// notice.
+#[allow(clippy::too_many_arguments)]
 fn process_batch(
     batch: &Batch,
+    mates: Option<&Batch>,
     index: &Index,
     table: &KmerTable,
     cfg: &MapConfig,
     dev: Option<&Dev>,
     bam: Option<&noodles_sam::Header>,
+    window: &mut Option<Window>,
 ) -> std::io::Result<(Vec<Vec<u8>>, MapStats)> {
     // The device searches exact reads only (-v 0).
     let dev = dev.filter(|_| cfg.mismatches == 0);
@@ -706,53 +966,109 @@ fn process_batch(
         fwd: index.fm(),
         rev: index.rev_fm(),
     };
-    let fm = bi.fwd;
-    let pac = index.pac();
-    let chunks: Vec<(Vec<u8>, MapStats)> = (0..batch.len().div_ceil(CHUNK_READS))
-        .into_par_iter()
-        .map(|c| {
-            let mut out = Vec::with_capacity(CHUNK_READS * 400);
-            let mut st = MapStats::default();
-            let range = c * CHUNK_READS..((c + 1) * CHUNK_READS).min(batch.len());
-            let seqs: Vec<&[u8]> = range.clone().map(|i| batch.get(i).seq).collect();
-            let on_device = dev.map(|d| d.exact(&seqs));
-            let device_failed = matches!(on_device, Some(Err(_)));
-            let found = match on_device {
-                Some(Ok(ivs)) => ivs.into_iter().map(Strands::exact).collect(),
-                _ => find_many(&bi, pac, table, &seqs, cfg.mismatches, cfg.search),
-            };
-            let rows = |k: usize| rows_of(&found[k]);
-            let cap = cfg.locate_cap();
-            let (all, located_on_cpu) =
-                locate_all_on(&fm, dev, &index.segments, &seqs, &found, |k| rows(k) <= cap);
-            st.gpu_fallbacks += u64::from(device_failed || located_on_cpu);
-            let mut all = all.into_iter();
-            for (k, i) in range.enumerate() {
-                let read = batch.get(i);
-                let all = all.next().expect("one result per read");
-                let found = if rows(k) <= cap {
-                    ReadHits::All(all)
-                } else {
-                    let (best, next) = strata_rows(&found[k]);
-                    let start = name_hash(read.name) % best;
-                    let want = cfg.records_per_read();
-                    let hits =
-                        sample_hits(&fm, &index.segments, read.seq.len(), &found[k], start, want);
-                    ReadHits::Sampled { hits, best, next }
-                };
-                let w = format_read(&mut out, &read, &found, cfg, index);
-                st.reads += 1;
-                st.bases += read.seq.len() as u64;
-                st.mapped += (w > 0) as u64;
-                st.alignments += w as u64;
-            }
-            if let Some(header) = bam {
-                out = sam_to_bam(header, &out)?;
-            }
-            Ok((out, st))
-        })
-        .collect::<std::io::Result<_>>()?;
     let mut stats = MapStats::default();
+    let finish = |out: &mut Vec<u8>| -> std::io::Result<()> {
+        if let Some(header) = bam {
+            *out = sam_to_bam(header, out)?;
+        }
+        Ok(())
+    };
+    let chunks: Vec<(Vec<u8>, MapStats)> = match mates {
+        None => (0..batch.len().div_ceil(CHUNK_READS))
+            .into_par_iter()
+            .map(|c| {
+                let mut out = Vec::with_capacity(CHUNK_READS * 400);
+                let mut st = MapStats::default();
+                let range = c * CHUNK_READS..((c + 1) * CHUNK_READS).min(batch.len());
+                let reads: Vec<ReadView<'_>> = range.map(|i| batch.get(i)).collect();
+                let seqs: Vec<&[u8]> = reads.iter().map(|r| r.seq).collect();
+                let names: Vec<&[u8]> = reads.iter().map(|r| r.name).collect();
+                let (found, fell_back) = chunk_hits(&seqs, &names, &bi, index, table, cfg, dev);
+                st.gpu_fallbacks += u64::from(fell_back);
+                for (read, found) in reads.iter().zip(&found) {
+                    let w = format_read(
+                        &mut out,
+                        read,
+                        shown(read, found, cfg).as_ref(),
+                        cfg,
+                        index,
+                        None,
+                    );
+                    st.reads += 1;
+                    st.bases += read.seq.len() as u64;
+                    st.mapped += (w > 0) as u64;
+                    st.alignments += w as u64;
+                }
+                finish(&mut out)?;
+                Ok((out, st))
+            })
+            .collect::<std::io::Result<_>>()?,
+        Some(mates) => {
+            let pairing = cfg
+                .pair
+                .as_ref()
+                .expect("pairs need a pairing configuration");
+            let per = CHUNK_READS / 2;
+            // Hits of both mates of every pair, chunk by chunk.
+            let found: Vec<(Vec<ReadHits>, bool)> = (0..batch.len().div_ceil(per))
+                .into_par_iter()
+                .map(|c| {
+                    let range = c * per..((c + 1) * per).min(batch.len());
+                    let reads: Vec<ReadView<'_>> = range
+                        .clone()
+                        .map(|i| batch.get(i))
+                        .chain(range.map(|i| mates.get(i)))
+                        .collect();
+                    let seqs: Vec<&[u8]> = reads.iter().map(|r| r.seq).collect();
+                    let names: Vec<&[u8]> = reads
+                        .iter()
+                        .map(|r| crate::pair::base_name(r.name))
+                        .collect();
+                    chunk_hits(&seqs, &names, &bi, index, table, cfg, dev)
+                })
+                .collect();
+            if window.is_none() {
+                let w = estimate_window(batch, mates, &found, per, pairing, &mut stats.notices);
+                *window = Some(w);
+            }
+            let w = window.expect("set above");
+            found
+                .into_par_iter()
+                .enumerate()
+                .map(|(c, (hits, fell_back))| {
+                    let mut out = Vec::with_capacity(CHUNK_READS * 400);
+                    let mut st = MapStats {
+                        gpu_fallbacks: u64::from(fell_back),
+                        ..MapStats::default()
+                    };
+                    let start = c * per;
+                    let n = hits.len() / 2;
+                    for k in 0..n {
+                        let (r1, r2) = (batch.get(start + k), mates.get(start + k));
+                        let (w1, w2, proper) = format_pair(
+                            &mut out,
+                            &r1,
+                            &r2,
+                            &hits[k],
+                            &hits[n + k],
+                            cfg,
+                            pairing,
+                            w,
+                            index,
+                        );
+                        st.reads += 2;
+                        st.bases += (r1.seq.len() + r2.seq.len()) as u64;
+                        st.mapped += (w1 > 0) as u64 + (w2 > 0) as u64;
+                        st.alignments += (w1 + w2) as u64;
+                        st.pairs += 1;
+                        st.proper += u64::from(proper);
+                    }
+                    finish(&mut out)?;
+                    Ok((out, st))
+                })
+                .collect::<std::io::Result<_>>()?
+        }
+    };
     let mut out = Vec::with_capacity(chunks.len());
     for (text, st) in chunks {
         out.push(text);
@@ -761,12 +1077,67 @@ fn process_batch(
     Ok((out, stats))
 }
 
+/// The insert-size window from the first [`crate::pair::ESTIMATE_PAIRS`]
+/// pairs of the first batch whose mates both have one best hit: the
+/// fragments they form in the library's orientation (see
+/// [`crate::pair::estimate`]); [`crate::pair::DEFAULT_WINDOW`] with too
+/// few. Reports what it found in `notices`.
+fn estimate_window(
+    batch: &Batch,
+    mates: &Batch,
+    found: &[(Vec<ReadHits>, bool)],
+    per: usize,
+    pairing: &PairConfig,
+    notices: &mut Vec<String>,
+) -> Window {
+    let mut fragments = Vec::new();
+    let want = crate::pair::ESTIMATE_PAIRS.min(batch.len());
+    for k in 0..want {
+        let (hits, _) = &found[k / per];
+        let n = hits.len() / 2;
+        let unique = |h: &ReadHits| match h {
+            ReadHits::All(v) if !v.is_empty() && v.get(1).is_none_or(|x| x.nm > v[0].nm) => {
+                Some(v[0])
+            }
+            _ => None,
+        };
+        let (Some(a), Some(b)) = (unique(&hits[k % per]), unique(&hits[n + k % per])) else {
+            continue;
+        };
+        let (l1, l2) = (batch.get(k).seq.len() as u64, mates.get(k).seq.len() as u64);
+        if let Some(f) = crate::pair::fragment(&a, l1, &b, l2, pairing.orientation)
+            && f <= crate::pair::ESTIMATE_MAX_FRAGMENT
+        {
+            fragments.push(f);
+        }
+    }
+    match crate::pair::estimate(&fragments) {
+        Some(e) => {
+            notices.push(format!(
+                "insert size from {} of the first {want} pairs: mean {:.1}, sd {:.1}; proper pairs {}..={} (set with -I/-X)",
+                e.pairs, e.mean, e.sd, e.window.min, e.window.max
+            ));
+            e.window
+        }
+        None => {
+            let w = crate::pair::DEFAULT_WINDOW;
+            notices.push(format!(
+                "insert size: only {} of the first {want} pairs map uniquely in the expected orientation, too few to estimate; proper pairs {}..={} (set with -I/-X)",
+                fragments.len(),
+                w.min,
+                w.max
+            ));
+            w
+        }
+    }
+}
+
 /// Maps every read of `source` against `index` and writes SAM (header
 /// included) to `out`. `progress` is called after each batch with the
 /// counters so far.
 pub fn map_reads<W: Write + Send>(
     index: &Index,
-    mut source: ReadSource,
+    source: Reads,
     out: W,
     out_name: &str,
     cfg: &MapConfig,
@@ -780,13 +1151,28 @@ pub fn map_reads<W: Write + Send>(
     let mut notices = Vec::new();
     let dev = open_device(index, cfg, &mut notices);
     let io_err = |e| Error::io(out_name, e);
-    let (batch_tx, batch_rx) = bounded::<Result<Batch>>(1);
+    let (batch_tx, batch_rx) = bounded::<Result<(Batch, Option<Batch>)>>(1);
+    // Pairs: the window from the options, or estimated from the first batch
+    // (which then holds at least ESTIMATE_PAIRS pairs, whatever -K is).
+    let mut window = cfg.pair.as_ref().and_then(PairConfig::given_window);
+    let first_min = if window.is_none() {
+        crate::pair::ESTIMATE_PAIRS
+    } else {
+        0
+    };
     let (text_tx, text_rx) = bounded::<Vec<Vec<u8>>>(1);
     let batch_bases = cfg.batch_bases.max(1);
     std::thread::scope(|s| {
         let reader = s.spawn(move || {
+            let mut source = source;
+            let mut min_pairs = first_min;
             loop {
-                let next = source.next_batch(batch_bases);
+                let next = match &mut source {
+                    Reads::Single(src) => src.next_batch(batch_bases).map(|b| b.map(|b| (b, None))),
+                    Reads::Paired(src) => src
+                        .next_batch(batch_bases, std::mem::take(&mut min_pairs))
+                        .map(|b| b.map(|(a, b)| (a, Some(b)))),
+                };
                 let stop = !matches!(next, Ok(Some(_)));
                 match next {
                     Ok(Some(b)) => {
@@ -846,9 +1232,18 @@ pub fn map_reads<W: Write + Send>(
                     break;
                 }
             };
-            let (text, st) = match pool
-                .install(|| process_batch(&batch, index, &table, cfg, dev.as_ref(), bam.as_ref()))
-            {
+            let (text, st) = match pool.install(|| {
+                process_batch(
+                    &batch.0,
+                    batch.1.as_ref(),
+                    index,
+                    &table,
+                    cfg,
+                    dev.as_ref(),
+                    bam.as_ref(),
+                    &mut window,
+                )
+            }) {
                 Ok(r) => r,
                 Err(e) => {
                     failure = Some(Error::io(out_name, e));

@@ -153,6 +153,68 @@ pub struct MappedFields<'a> {
 }
 
 /// The code of a read base as aligned: 0..=3, 4 for anything else.
+/// The fields that tie a paired read to its mate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MateFields {
+    /// Pair flag bits: 0x1, 0x2, 0x8, 0x20, 0x40, 0x80.
+    pub flag: u16,
+    /// The mate's contig (`None`: `*`).
+    pub contig: Option<u32>,
+    /// The mate's 0-based position (written 1-based; 0 when `contig` is None).
+    pub pos: u64,
+    /// TLEN.
+    pub tlen: i64,
+}
+
+/// RNEXT, PNEXT and TLEN (with their tabs) for a record on `own` contig.
+fn push_mate(out: &mut Vec<u8>, mate: Option<&MateFields>, own: Option<u32>, layout: &Layout) {
+    match mate {
+        Some(m) if m.contig.is_some() => {
+            let c = m.contig.expect("checked");
+            if Some(c) == own {
+                out.extend_from_slice(b"\t=\t");
+            } else {
+                out.push(b'\t');
+                out.extend_from_slice(layout.contigs[c as usize].name.as_bytes());
+                out.push(b'\t');
+            }
+            push_int(out, m.pos + 1);
+            out.push(b'\t');
+            out.extend_from_slice(itoa::Buffer::new().format(m.tlen).as_bytes());
+            out.push(b'\t');
+        }
+        _ => out.extend_from_slice(b"\t*\t0\t0\t"),
+    }
+}
+
+/// Appends an unmapped read of a pair: placed at `place` (its mapped mate's
+/// contig and 0-based position) when there is one, as SAM recommends, so
+/// that it sorts beside its mate.
+pub fn push_unmapped_mate(
+    out: &mut Vec<u8>,
+    read: &ReadView<'_>,
+    mate: &MateFields,
+    place: Option<(u32, u64)>,
+    layout: &Layout,
+) {
+    push_name(out, read.name);
+    out.push(b'\t');
+    push_int(out, u64::from(4 | mate.flag));
+    out.push(b'\t');
+    match place {
+        Some((c, p)) => {
+            out.extend_from_slice(layout.contigs[c as usize].name.as_bytes());
+            out.push(b'\t');
+            push_int(out, p + 1);
+        }
+        None => out.extend_from_slice(b"*\t0"),
+    }
+    out.extend_from_slice(b"\t0\t*");
+    push_mate(out, Some(mate), place.map(|p| p.0), layout);
+    push_seq_qual(out, read, false);
+    out.push(b'\n');
+}
+
 fn code(b: u8) -> u8 {
     crate::search::CODE[b as usize]
 }
@@ -188,6 +250,7 @@ pub fn push_mapped(
     read: &ReadView<'_>,
     hit: &Hit,
     f: MappedFields<'_>,
+    mate: Option<&MateFields>,
     layout: &Layout,
     pac: &[u8],
 ) {
@@ -196,7 +259,9 @@ pub fn push_mapped(
     out.push(b'\t');
     push_int(
         out,
-        (if hit.rev { 16 } else { 0 }) | (if f.secondary { 256 } else { 0 }),
+        (if hit.rev { 16 } else { 0 })
+            | (if f.secondary { 256 } else { 0 })
+            | u64::from(mate.map_or(0, |m| m.flag)),
     );
     out.push(b'\t');
     out.extend_from_slice(layout.contigs[hit.contig as usize].name.as_bytes());
@@ -206,7 +271,8 @@ pub fn push_mapped(
     push_int(out, f.mapq as u64);
     out.push(b'\t');
     push_int(out, len);
-    out.extend_from_slice(b"M\t*\t0\t0\t");
+    out.push(b'M');
+    push_mate(out, mate, Some(hit.contig), layout);
     push_seq_qual(out, read, hit.rev);
     out.extend_from_slice(b"\tNM:i:");
     push_int(out, hit.nm as u64);
@@ -290,6 +356,7 @@ mod tests {
                 suboptimal: Some(0),
                 xa: &hits[1..],
             },
+            None,
             &l,
             &pac,
         );
@@ -304,6 +371,7 @@ mod tests {
                 suboptimal: None,
                 xa: &[],
             },
+            None,
             &l,
             &pac,
         );
