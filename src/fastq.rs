@@ -253,6 +253,10 @@ impl PairSource {
     }
 }
 
+/// What SAM can carry (SAM v1 §1.4): QNAME `[!-?A-~]{1,254}` (the name up
+/// to the first whitespace; an empty one is written `*`), SEQ letters (and
+/// `=`, `.`), QUAL `[!-~]`. A read that breaks them is refused with the
+/// reason, rather than written as a record samtools would reject.
 fn check_read(id: &[u8], seq: &[u8], qual: Option<&[u8]>) -> std::result::Result<(), String> {
     let name = &id[..id
         .iter()
