@@ -179,6 +179,11 @@ impl PairSource {
         }
     }
 
+    /// The file mate 2 comes from.
+    fn second_path(&self) -> &Path {
+        self.two.as_ref().unwrap_or(&self.one).path()
+    }
+
     /// The next pairs, until their bases (both mates) reach `max_bases` and
     /// there are at least `min_pairs` (always at least one pair); `None` at
     /// the end. An error when one file ends before the other, when an
@@ -192,17 +197,14 @@ impl PairSource {
         let (mut a, mut b) = (Batch::default(), Batch::default());
         while a.bases + b.bases < max_bases || a.len() < min_pairs.max(1) {
             let got1 = self.one.push_next(&mut a)?;
-            let (got2, second) = match self.two.as_mut() {
-                Some(two) => (two.push_next(&mut b)?, two.path().to_owned()),
-                None => (
-                    got1 && self.one.push_next(&mut b)?,
-                    self.one.path().to_owned(),
-                ),
+            let got2 = match self.two.as_mut() {
+                Some(two) => two.push_next(&mut b)?,
+                None => got1 && self.one.push_next(&mut b)?,
             };
             match (got1, got2) {
                 (false, false) => break,
                 (true, true) => {}
-                (true, false) if self.two.is_none() => {
+                _ if self.two.is_none() => {
                     return Err(Error::input(
                         self.one.path(),
                         format!(
@@ -211,23 +213,18 @@ impl PairSource {
                         ),
                     ));
                 }
-                (true, false) => {
+                _ => {
+                    let (ended, longer) = if got1 {
+                        (self.second_path(), self.one.path())
+                    } else {
+                        (self.one.path(), self.second_path())
+                    };
                     return Err(Error::input(
-                        &second,
+                        ended,
                         format!(
                             "ends after {} reads, but {} has more: the two files must hold the same pairs",
                             self.pairs,
-                            self.one.path().display()
-                        ),
-                    ));
-                }
-                (false, true) => {
-                    return Err(Error::input(
-                        self.one.path(),
-                        format!(
-                            "ends after {} reads, but {} has more: the two files must hold the same pairs",
-                            self.pairs,
-                            second.display()
+                            longer.display()
                         ),
                     ));
                 }
@@ -237,7 +234,7 @@ impl PairSource {
             if crate::pair::base_name(n1) != crate::pair::base_name(n2) {
                 let shown = |n: &[u8]| String::from_utf8_lossy(n).into_owned();
                 return Err(Error::input(
-                    &second,
+                    self.second_path(),
                     format!(
                         "pair {}: mate names differ ('{}' in {}, '{}' here); the files must list the same pairs in the same order",
                         self.pairs + 1,

@@ -716,6 +716,34 @@ struct PairCtx<'a> {
     mate: Option<(&'a Hit, u64)>,
 }
 
+impl<'a> PairCtx<'a> {
+    /// Mate 1 (`first`) or 2 of a pair, `proper` or not, with its primary
+    /// (`own`, when mapped) and MAPQ; its mate's primary hit and length.
+    fn new(
+        first: bool,
+        proper: bool,
+        own: Option<usize>,
+        mapq: u8,
+        mate: Option<(&'a Hit, u64)>,
+    ) -> Self {
+        let flag = 0x1
+            | if first { 0x40 } else { 0x80 }
+            | if proper { 0x2 } else { 0 }
+            | match mate {
+                None => 0x8,
+                Some((h, _)) if h.rev => 0x20,
+                Some(_) => 0,
+            };
+        PairCtx {
+            flag,
+            first,
+            primary: own.unwrap_or(0),
+            mapq,
+            mate,
+        }
+    }
+}
+
 /// Appends the SAM records of one read (of a pair, with `pair`); returns how
 /// many are mapped.
 fn format_read(
@@ -869,29 +897,8 @@ fn format_pair(
     let hit1 = s1.as_ref().zip(p1).map(|(s, p)| &s.hits[p]);
     let hit2 = s2.as_ref().zip(p2).map(|(s, p)| &s.hits[p]);
     let proper = choice.is_some();
-    let flag = |first: bool, mate: Option<&Hit>| {
-        0x1 | if first { 0x40 } else { 0x80 }
-            | if proper { 0x2 } else { 0 }
-            | match mate {
-                None => 0x8,
-                Some(h) if h.rev => 0x20,
-                Some(_) => 0,
-            }
-    };
-    let c1 = PairCtx {
-        flag: flag(true, hit2),
-        first: true,
-        primary: p1.unwrap_or(0),
-        mapq: q1,
-        mate: hit2.map(|h| (h, l2)),
-    };
-    let c2 = PairCtx {
-        flag: flag(false, hit1),
-        first: false,
-        primary: p2.unwrap_or(0),
-        mapq: q2,
-        mate: hit1.map(|h| (h, l1)),
-    };
+    let c1 = PairCtx::new(true, proper, p1, q1, hit2.map(|h| (h, l2)));
+    let c2 = PairCtx::new(false, proper, p2, q2, hit1.map(|h| (h, l1)));
     let w1 = format_read(out, &v1, s1.as_ref(), cfg, index, Some(&c1));
     let w2 = format_read(out, &v2, s2.as_ref(), cfg, index, Some(&c2));
     (w1, w2, proper)
@@ -1092,15 +1099,14 @@ fn estimate_window(
 ) -> Window {
     let mut fragments = Vec::new();
     let want = crate::pair::ESTIMATE_PAIRS.min(batch.len());
+    // The one best hit of a mate, if it has exactly one.
+    let unique = |h: &ReadHits| match h {
+        ReadHits::All(v) if !v.is_empty() && v.get(1).is_none_or(|x| x.nm > v[0].nm) => Some(v[0]),
+        _ => None,
+    };
     for k in 0..want {
         let (hits, _) = &found[k / per];
         let n = hits.len() / 2;
-        let unique = |h: &ReadHits| match h {
-            ReadHits::All(v) if !v.is_empty() && v.get(1).is_none_or(|x| x.nm > v[0].nm) => {
-                Some(v[0])
-            }
-            _ => None,
-        };
         let (Some(a), Some(b)) = (unique(&hits[k % per]), unique(&hits[n + k % per])) else {
             continue;
         };

@@ -169,8 +169,12 @@ pub struct MateFields {
 /// RNEXT, PNEXT and TLEN (with their tabs) for a record on `own` contig.
 fn push_mate(out: &mut Vec<u8>, mate: Option<&MateFields>, own: Option<u32>, layout: &Layout) {
     match mate {
-        Some(m) if m.contig.is_some() => {
-            let c = m.contig.expect("checked");
+        Some(&MateFields {
+            contig: Some(c),
+            pos,
+            tlen,
+            ..
+        }) => {
             if Some(c) == own {
                 out.extend_from_slice(b"\t=\t");
             } else {
@@ -178,9 +182,9 @@ fn push_mate(out: &mut Vec<u8>, mate: Option<&MateFields>, own: Option<u32>, lay
                 out.extend_from_slice(layout.contigs[c as usize].name.as_bytes());
                 out.push(b'\t');
             }
-            push_int(out, m.pos + 1);
+            push_int(out, pos + 1);
             out.push(b'\t');
-            out.extend_from_slice(itoa::Buffer::new().format(m.tlen).as_bytes());
+            out.extend_from_slice(itoa::Buffer::new().format(tlen).as_bytes());
             out.push(b'\t');
         }
         _ => out.extend_from_slice(b"\t*\t0\t0\t"),

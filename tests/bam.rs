@@ -5,41 +5,7 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-
-use common::{run_ok, test_data};
-
-fn have_samtools() -> bool {
-    let have = Command::new("samtools")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have {
-        eprintln!(
-            "NOTICE: samtools is not on PATH; skipping the samtools checks of the BAM output"
-        );
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "samtools is required in CI (.ci/run installs it)"
-        );
-    }
-    have
-}
-
-fn samtools(dir: &Path, args: &[&str]) -> Vec<u8> {
-    let o = Command::new("samtools")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "samtools {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o.stdout
-}
+use common::{have_samtools, run_ok, samtools, test_data};
 
 /// Header lines with the @PG command lines dropped (they name the output).
 fn header_without_cl(text: &[u8]) -> Vec<String> {

@@ -11,7 +11,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{Rng, bin, file_names as files, gzip, test_data};
+use common::{Rng, bin, gzip, list_dir as files, test_data};
 
 /// `mpirun -np p fmalign index --distributed ARGS` (oversubscribed: CI has
 /// 2 cores; as root when CI runs as root).

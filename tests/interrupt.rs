@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Rng, bin, file_names as files, run_ok, test_data};
+use common::{Rng, bin, list_dir as files, run_ok, test_data};
 
 fn signal(child: &Child, sig: &str) {
     let ok = Command::new("kill")

@@ -47,6 +47,24 @@ fn pairs(recs: &[SamRec]) -> Vec<(SamRec, SamRec)> {
         .collect()
 }
 
+/// The records of SAM text (header lines dropped).
+fn records(sam: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(sam)
+        .lines()
+        .filter(|l| !l.starts_with('@'))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `samtools flagstat FILE` (in `dir`) prints every line of `wants`.
+fn flagstat_has(dir: &Path, file: &str, wants: &[&str]) {
+    let fs = samtools(dir, &["flagstat", file]);
+    let fs = String::from_utf8_lossy(&fs);
+    for want in wants {
+        assert!(fs.contains(want), "flagstat lacks '{want}':\n{fs}");
+    }
+}
+
 /// The fields that tie two mapped mates together, checked both ways.
 fn check_mates(a: &SamRec, b: &SamRec, len_a: u64, len_b: u64) {
     for (x, y, lx, ly) in [(a, b, len_a, len_b), (b, a, len_b, len_a)] {
@@ -118,48 +136,29 @@ fn wgsim_pairs_map_at_their_truth() {
         &["map", "-t", "1", "-K", "3000", "ref.fa", "p1.fq", "p2.fq"],
         None,
     );
-    let body = |o: &[u8]| {
-        String::from_utf8_lossy(o)
-            .lines()
-            .filter(|l| !l.starts_with("@PG"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    assert_eq!(body(&out.stdout), body(&other.stdout));
+    assert_eq!(without_pg(&out.stdout), without_pg(&other.stdout));
     // BAM: samtools reads the same records; flagstat agrees.
     run_ok(
         d,
         &["map", "-q", "-o", "p.bam", "ref.fa", "p1.fq", "p2.fq"],
         None,
     );
-    let view = Command::new("samtools")
-        .args(["view", "p.bam"])
-        .current_dir(d)
-        .output()
-        .unwrap();
-    assert!(view.status.success());
-    let sam_body: String = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter(|l| !l.starts_with('@'))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    assert_eq!(String::from_utf8_lossy(&view.stdout), sam_body);
-    let fs = Command::new("samtools")
-        .args(["flagstat", "p.bam"])
-        .current_dir(d)
-        .output()
-        .unwrap();
-    let fs = String::from_utf8_lossy(&fs.stdout);
-    for want in [
-        "6000 + 0 paired in sequencing",
-        "3000 + 0 read1",
-        "3000 + 0 read2",
-        "6000 + 0 properly paired (100.00%",
-        "6000 + 0 with itself and mate mapped",
-        "0 + 0 singletons",
-    ] {
-        assert!(fs.contains(want), "flagstat lacks '{want}':\n{fs}");
-    }
+    assert_eq!(
+        records(&samtools(d, &["view", "p.bam"])),
+        records(&out.stdout)
+    );
+    flagstat_has(
+        d,
+        "p.bam",
+        &[
+            "6000 + 0 paired in sequencing",
+            "3000 + 0 read1",
+            "3000 + 0 read2",
+            "6000 + 0 properly paired (100.00%",
+            "6000 + 0 with itself and mate mapped",
+            "0 + 0 singletons",
+        ],
+    );
 }
 
 /// Reverse-complementing both mates makes an RF library, mate 2 alone an FF
@@ -239,14 +238,7 @@ fn orientations_windows_and_interleaved_input() {
         &["map", "-q", "--interleaved", "ref.fa", "inter.fq"],
         None,
     );
-    let body = |o: &[u8]| {
-        String::from_utf8_lossy(o)
-            .lines()
-            .filter(|l| !l.starts_with('@'))
-            .map(str::to_owned)
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(body(&two.stdout), body(&one.stdout));
+    assert_eq!(records(&two.stdout), records(&one.stdout));
 }
 
 /// Hand-built pairs on a two-contig reference with an N run: mates on two
@@ -344,22 +336,18 @@ fn pairs_across_contigs_over_n_and_unmapped() {
         }
         // samtools agrees on what it counts.
         std::fs::write(d.join("m.sam"), &out.stdout).unwrap();
-        let fs = Command::new("samtools")
-            .args(["flagstat", "m.sam"])
-            .current_dir(d)
-            .output()
-            .unwrap();
-        let fs = String::from_utf8_lossy(&fs.stdout);
-        for want in [
-            "10 + 0 paired in sequencing",
-            "6 + 0 mapped",
-            "2 + 0 properly paired",
-            "4 + 0 with itself and mate mapped",
-            "2 + 0 singletons",
-            "2 + 0 with mate mapped to a different chr",
-        ] {
-            assert!(fs.contains(want), "flagstat lacks '{want}':\n{fs}");
-        }
+        flagstat_has(
+            d,
+            "m.sam",
+            &[
+                "10 + 0 paired in sequencing",
+                "6 + 0 mapped",
+                "2 + 0 properly paired",
+                "4 + 0 with itself and mate mapped",
+                "2 + 0 singletons",
+                "2 + 0 with mate mapped to a different chr",
+            ],
+        );
     }
 }
 

@@ -343,14 +343,37 @@ pub fn sample_reads(rng: &mut Rng, refs: &[RefSeq], count: usize) -> Vec<FqRead>
         .collect()
 }
 
-/// The names of the entries of `dir`, sorted.
-pub fn file_names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
+/// Whether samtools is on PATH (required in CI).
+pub fn have_samtools() -> bool {
+    let have = Command::new("samtools")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have {
+        eprintln!(
+            "NOTICE: samtools is not on PATH; skipping the samtools checks of the BAM output"
+        );
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "samtools is required in CI (.ci/run installs it)"
+        );
+    }
+    have
+}
+
+/// Runs samtools in `dir`, insisting on success; its stdout.
+pub fn samtools(dir: &Path, args: &[&str]) -> Vec<u8> {
+    let o = Command::new("samtools")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "samtools {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o.stdout
 }
 
 /// The path of the `fmalign` binary under test.
