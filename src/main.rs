@@ -346,8 +346,8 @@ fn run_index_distributed(a: &IndexArgs, cfg: &IndexConfig, out: &Path) -> Result
             // the job at the first non-zero exit status.
             match e {
                 fmalign::Error::OtherRank(_) if rank != 0 => {}
-                e if size > 1 => eprintln!("fmalign: error: rank {rank}: {e}"),
-                e => eprintln!("fmalign: error: {e}"),
+                e if size > 1 => error_line(&format!("fmalign: error: rank {rank}: {e}")),
+                e => error_line(&format!("fmalign: error: {e}")),
             }
             comm.all_ok(false);
             drop(comm);
@@ -670,6 +670,14 @@ fn run_gpu_info(arch: &str) -> Result<()> {
     Ok(())
 }
 
+/// Prints `msg` and a newline to stderr in one write, so that lines of
+/// several processes sharing the stream (the ranks of an MPI job) do not
+/// interleave mid-line: `eprintln!` writes its pieces separately.
+fn error_line(msg: &str) {
+    let line = format!("{msg}\n");
+    let _ = std::io::stderr().write_all(line.as_bytes());
+}
+
 /// Large blocks as their own huge-page mappings (src/alloc.rs).
 #[global_allocator]
 static ALLOC: fmalign::alloc::BigPages = fmalign::alloc::BigPages;
@@ -703,7 +711,7 @@ fn main() {
         for cause in e.chain().skip(1) {
             msg.push_str(&format!(": {cause}"));
         }
-        eprintln!("{msg}");
+        error_line(&msg);
         std::process::exit(1);
     }
 }
