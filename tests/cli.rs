@@ -8,7 +8,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{FqRead, Mode, RefSeq, Rng, check_records, run_ok, without_pg};
+use common::{FqRead, Mode, RefSeq, Rng, check_records, run_ok, samtools, without_pg};
 
 /// A temporary directory holding a copy of a `test_data` reference.
 fn setup(name: &str) -> (tempfile::TempDir, Vec<RefSeq>) {
@@ -536,18 +536,7 @@ fn sam_parses_with_noodles() {
 /// samtools accepts the output: quickcheck, view -b, sort, index.
 #[test]
 fn samtools_accepts_output() {
-    let have = std::process::Command::new("samtools")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have {
-        eprintln!(
-            "NOTICE: samtools is not on PATH; skipping the samtools checks of the SAM output"
-        );
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "samtools is required in CI (.ci/run installs it)"
-        );
+    if !common::have_samtools() {
         return;
     }
     let (dir, refs) = setup("lambda_virus.fa");
@@ -555,19 +544,6 @@ fn samtools_accepts_output() {
     run_ok(d, &["index", "-q", "lambda_virus.fa"], None);
     let reads = lambda_reads(&refs);
     std::fs::write(d.join("reads.fq"), common::fastq_text(&reads)).unwrap();
-    let samtools = |args: &[&str]| {
-        let out = std::process::Command::new("samtools")
-            .args(args)
-            .current_dir(d)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "samtools {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out.stdout
-    };
     for (mode, name) in [("-a", "all"), ("-k2", "k2"), ("-k1", "best")] {
         let sam = format!("{name}.sam");
         run_ok(
@@ -576,17 +552,17 @@ fn samtools_accepts_output() {
             None,
         );
         let (_, recs) = common::parse_sam(&std::fs::read(d.join(&sam)).unwrap());
-        samtools(&["quickcheck", "-v", &sam]);
+        samtools(d, &["quickcheck", "-v", &sam]);
         let bam = format!("{name}.bam");
         let sorted = format!("{name}.sorted.bam");
-        samtools(&["view", "-b", "-o", &bam, &sam]);
-        samtools(&["quickcheck", "-v", &bam]);
-        samtools(&["sort", "-o", &sorted, &bam]);
-        samtools(&["index", &sorted]);
+        samtools(d, &["view", "-b", "-o", &bam, &sam]);
+        samtools(d, &["quickcheck", "-v", &bam]);
+        samtools(d, &["sort", "-o", &sorted, &bam]);
+        samtools(d, &["index", &sorted]);
         assert!(d.join(format!("{sorted}.bai")).is_file());
-        let count = String::from_utf8(samtools(&["view", "-c", &sorted])).unwrap();
+        let count = String::from_utf8(samtools(d, &["view", "-c", &sorted])).unwrap();
         assert_eq!(count.trim(), recs.len().to_string());
-        let mapped = String::from_utf8(samtools(&["view", "-c", "-F", "4", &sorted])).unwrap();
+        let mapped = String::from_utf8(samtools(d, &["view", "-c", "-F", "4", &sorted])).unwrap();
         assert_eq!(
             mapped.trim(),
             recs.iter().filter(|r| !r.unmapped()).count().to_string()
