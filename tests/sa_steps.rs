@@ -972,6 +972,7 @@ fn dc3_case<W: Word + Gen>(what: &str, chars: &[u32], dna: Option<&[u8]>, sa: &[
     for layout in [
         RankLayout::Interleaved,
         RankLayout::Split { n0: n.div_ceil(3) },
+        RankLayout::Identity,
     ] {
         // Final ranks of the sample suffixes, 1-based (0 is past the end).
         let slots = (0..n)
@@ -1002,6 +1003,34 @@ fn dc3_case<W: Word + Gen>(what: &str, chars: &[u32], dna: Option<&[u8]>, sa: &[
                     layout,
                 };
                 down(Cpu.merge::<W>(&up(&a), &up(&b), &order).unwrap())
+            });
+            // Lists missing some positions of their classes: the CPU
+            // backend then reads the characters from the text instead of
+            // taking them from runs.
+            let keep = |x: &[W], every: usize| -> Vec<W> {
+                x.iter()
+                    .enumerate()
+                    .filter(|(i, _)| i % every != 1)
+                    .map(|(_, &p)| p)
+                    .collect()
+            };
+            let (a2, b2) = (keep(&a, 5), keep(&b, 7));
+            let kept: std::collections::HashSet<u64> =
+                a2.iter().chain(&b2).map(|p| p.to_u64()).collect();
+            let want2: Vec<W> = want
+                .iter()
+                .copied()
+                .filter(|p| kept.contains(&p.to_u64()))
+                .collect();
+            on_pools(&format!("{label} packed, partial lists"), &want2, || {
+                let (bp, br) = (up(packed), up(&rank));
+                let order = Order::Dc3 {
+                    text: Chars::<Cpu, W>::Packed(&bp),
+                    n,
+                    rank: &br,
+                    layout,
+                };
+                down(Cpu.merge::<W>(&up(&a2), &up(&b2), &order).unwrap())
             });
         }
     }
