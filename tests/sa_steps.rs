@@ -10,7 +10,9 @@ use std::fmt::Debug;
 use std::sync::OnceLock;
 
 use fmalign::sa::cpu::{Cpu, GRAIN};
-use fmalign::sa::steps::{Backend, Chars, Elem, Iota, Order, RankLayout, SegSortReport, Word};
+use fmalign::sa::steps::{
+    Backend, Chars, Elem, Iota, Order, RankLayout, SegSortReport, Word, rank_groups_by_steps,
+};
 
 const G: usize = GRAIN;
 
@@ -1790,6 +1792,95 @@ fn scatter_slots_for<W: Word + Gen>(rng: &mut Rng) {
             }
         }
     }
+}
+
+/// `rank_groups`: the CPU's fused pass against a plain loop and against the
+/// same step composed of the other steps (what the CUDA backend runs).
+fn rank_groups_for<W: Word + Gen>(rng: &mut Rng) {
+    type Out<W> = (Vec<W>, Vec<W>, Vec<W>, Vec<W>);
+    type Heads = Box<dyn Fn(&mut Rng, usize) -> bool>;
+    for n in [
+        0u64,
+        1,
+        2,
+        4,
+        5,
+        100,
+        1001,
+        G as u64 + 2,
+        3 * G as u64 + 1,
+        5 * G as u64 + 3,
+    ] {
+        for layout in layouts(n) {
+            let all: Vec<u64> = (0..n).filter(|&p| in_layout(layout, p)).collect();
+            let size = all
+                .iter()
+                .map(|&p| ref_slot(layout, p) + 1)
+                .max()
+                .unwrap_or(0);
+            let mut pos = all.clone();
+            rng.shuffle(&mut pos);
+            let m = pos.len();
+            let density: [(&str, Heads); 5] = [
+                (
+                    "random",
+                    Box::new(|r: &mut Rng, i| i == 0 || r.chance(1, 3)),
+                ),
+                ("all heads", Box::new(|_: &mut Rng, _| true)),
+                ("one group", Box::new(|_: &mut Rng, i| i == 0)),
+                (
+                    "no head at 0",
+                    Box::new(|r: &mut Rng, i| i != 0 && r.chance(1, 4)),
+                ),
+                (
+                    "long groups",
+                    Box::new(|r: &mut Rng, i| i == 0 || r.chance(1, 2 * G as u64)),
+                ),
+            ];
+            for (hname, head) in &density {
+                let heads: Vec<u8> = (0..m).map(|i| u8::from(head(rng, i))).collect();
+                let isa0: Vec<W> = random(rng, size as usize);
+                // The plain loop.
+                let mut isa = isa0.clone();
+                let (mut kp, mut ks, mut kr) = (Vec::new(), Vec::new(), Vec::new());
+                let mut g = None;
+                for i in 0..m {
+                    if heads[i] != 0 {
+                        g = Some(i as u64);
+                    }
+                    let r = W::make(g.map_or(0, |g| g + 1));
+                    isa[ref_slot(layout, pos[i]) as usize] = r;
+                    if !(heads[i] != 0 && (i + 1 == m || heads[i + 1] != 0)) {
+                        kp.push(W::make(pos[i]));
+                        ks.push(W::make(i as u64));
+                        kr.push(r);
+                    }
+                }
+                let want: Out<W> = (isa, kp, ks, kr);
+                let pos: Vec<W> = conv(&pos);
+                let label = format!("rank_groups {hname} u{} n={n} {layout:?}", W::BITS);
+                on_pools(&label, &want, || {
+                    let mut d = up(&isa0);
+                    let (p, s, r) = Cpu
+                        .rank_groups::<W>(&up(&pos), &up(&heads), layout, &mut d)
+                        .unwrap();
+                    (down(d), down(p), down(s), down(r))
+                });
+                on_pools(&format!("{label} by steps"), &want, || {
+                    let mut d = up(&isa0);
+                    let (p, s, r) =
+                        rank_groups_by_steps(&Cpu, &up(&pos), &up(&heads), layout, &mut d).unwrap();
+                    (down(d), down(p), down(s), down(r))
+                });
+            }
+        }
+    }
+}
+
+#[test]
+fn rank_groups() {
+    rank_groups_for::<u32>(&mut Rng::new(30));
+    rank_groups_for::<u64>(&mut Rng::new(31));
 }
 
 #[test]

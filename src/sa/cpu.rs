@@ -1426,6 +1426,16 @@ impl Backend for Cpu {
             .collect())
     }
 
+    fn rank_groups<W: Word>(
+        &self,
+        pos: &Vec<W>,
+        heads: &Vec<u8>,
+        layout: RankLayout,
+        isa: &mut Vec<W>,
+    ) -> Result<(Vec<W>, Vec<W>, Vec<W>)> {
+        Ok(rank_groups_cpu(pos, heads, layout, isa))
+    }
+
     fn unsorted(&self, heads: &Vec<u8>) -> Result<Vec<u8>> {
         let n = heads.len();
         Ok((0..n)
@@ -1468,4 +1478,74 @@ impl Backend for Cpu {
             .map(|&v| u8::from(v.to_u64() % 3 == r))
             .collect())
     }
+}
+
+/// The CPU's [`Backend::rank_groups`]: one pass over the heads for each
+/// piece's last head and kept count, one pass that carries the group head,
+/// scatters every rank and writes the kept elements.
+fn rank_groups_cpu<W: Word>(
+    pos: &[W],
+    heads: &[u8],
+    layout: RankLayout,
+    isa: &mut [W],
+) -> (Vec<W>, Vec<W>, Vec<W>) {
+    assert_eq!(pos.len(), heads.len(), "rank_groups: lengths differ");
+    let n = heads.len();
+    let kept = |i: usize| !(heads[i] != 0 && (i + 1 == n || heads[i + 1] != 0));
+    let parts = pieces(n);
+    let info: Vec<(Option<usize>, usize)> = parts
+        .par_iter()
+        .map(|&(s, e)| {
+            let last = (s..e).rev().find(|&i| heads[i] != 0);
+            (last, (s..e).filter(|&i| kept(i)).count())
+        })
+        .collect();
+    let (mut starts, mut total, mut head) = (Vec::with_capacity(parts.len()), 0, None);
+    for &(last, k) in &info {
+        starts.push((head, total));
+        total += k;
+        head = last.or(head);
+    }
+    let (mut kp, mut ks, mut kr): (Vec<W>, Vec<W>, Vec<W>) =
+        (uninit(total), uninit(total), uninit(total));
+    let (dp, ds, dr) = (
+        Shared(kp.as_mut_ptr()),
+        Shared(ks.as_mut_ptr()),
+        Shared(kr.as_mut_ptr()),
+    );
+    let len = isa.len();
+    let d = Shared(isa.as_mut_ptr());
+    parts
+        .par_iter()
+        .zip(starts)
+        .for_each(|(&(s, e), (mut head, mut o))| {
+            for i in s..e {
+                if let Some(&a) = pos.get(i + AHEAD) {
+                    let t = layout.slot(a.to_u64()) as usize;
+                    if t < len {
+                        // SAFETY: in bounds; only a hint.
+                        prefetch(unsafe { &*d.ptr().add(t) });
+                    }
+                }
+                if heads[i] != 0 {
+                    head = Some(i);
+                }
+                let r = W::from_u64(head.map_or(0, |h| h as u64 + 1));
+                let t = layout.slot(pos[i].to_u64()) as usize;
+                assert!(t < len, "rank_groups: slot {t} out of bounds ({len})");
+                // SAFETY: in bounds; positions do not repeat, so no two
+                // elements write one slot; kept elements get their own
+                // output index from the piece's start.
+                unsafe {
+                    d.write(t, r);
+                    if kept(i) {
+                        dp.write(o, pos[i]);
+                        ds.write(o, W::from_u64(i as u64));
+                        dr.write(o, r);
+                        o += 1;
+                    }
+                }
+            }
+        });
+    (kp, ks, kr)
 }

@@ -29,16 +29,8 @@ impl<B: Backend, W: Word> Unsorted<B, W> {
         layout: RankLayout,
         isa: &mut B::Buf<W>,
     ) -> Result<Self> {
-        let mut rank: B::Buf<W> = b.head_index(&heads, 1)?;
-        b.segmented_scan(&mut rank, &heads)?;
-        b.scatter_slots(&rank, pos, layout, isa)?;
-        let keep = b.unsorted(&heads)?;
-        drop(heads);
-        Ok(Unsorted {
-            pos: b.compact(pos, &keep)?,
-            slot: b.compact_index(&keep)?,
-            rank: b.compact(&rank, &keep)?,
-        })
+        let (pos, slot, rank) = b.rank_groups(pos, &heads, layout, isa)?;
+        Ok(Unsorted { pos, slot, rank })
     }
 
     /// After the groups (marked by `gheads`) were sorted by `key`: new ranks

@@ -349,6 +349,24 @@ pub trait Backend: Sync + Sized {
     /// The indices `i` where `keep[i] != 0`, in order (compaction of `0..n`).
     fn compact_index<W: Word>(&self, keep: &Self::Buf<u8>) -> Result<Self::Buf<W>>;
 
+    /// Ranks after a sort of `pos` into groups (`heads[i] != 0` at the first
+    /// element of each): element `i` of the group that starts at `g` gets
+    /// rank `g + 1` (0 before the first head), written to
+    /// `isa[layout.slot(pos[i])]`. Returns the elements not alone in their
+    /// group, in order: their positions, indices and ranks. Cost: that of
+    /// [`rank_groups_by_steps`], which it equals; a backend may fuse them
+    /// (the CPU does: two passes over `heads`, one over `pos`, the scatter).
+    #[allow(clippy::type_complexity)]
+    fn rank_groups<W: Word>(
+        &self,
+        pos: &Self::Buf<W>,
+        heads: &Self::Buf<u8>,
+        layout: RankLayout,
+        isa: &mut Self::Buf<W>,
+    ) -> Result<(Self::Buf<W>, Self::Buf<W>, Self::Buf<W>)> {
+        rank_groups_by_steps(self, pos, heads, layout, isa)
+    }
+
     /// `dst[layout.slot(pos[i])] = src[i]`: a scatter through a layout.
     fn scatter_slots<W: Word>(
         &self,
@@ -406,4 +424,25 @@ pub trait Backend: Sync + Sized {
 
     /// 1 where `x[i] % 3 == r`.
     fn mod3_is<W: Word>(&self, x: &Self::Buf<W>, r: u64) -> Result<Self::Buf<u8>>;
+}
+
+/// [`Backend::rank_groups`] from the steps: `head_index` + `segmented_scan`
+/// (ranks), `scatter_slots`, `unsorted` + three `compact`s.
+#[allow(clippy::type_complexity)]
+pub fn rank_groups_by_steps<B: Backend, W: Word>(
+    b: &B,
+    pos: &B::Buf<W>,
+    heads: &B::Buf<u8>,
+    layout: RankLayout,
+    isa: &mut B::Buf<W>,
+) -> Result<(B::Buf<W>, B::Buf<W>, B::Buf<W>)> {
+    let mut rank: B::Buf<W> = b.head_index(heads, 1)?;
+    b.segmented_scan(&mut rank, heads)?;
+    b.scatter_slots(&rank, pos, layout, isa)?;
+    let keep = b.unsorted(heads)?;
+    Ok((
+        b.compact(pos, &keep)?,
+        b.compact_index(&keep)?,
+        b.compact(&rank, &keep)?,
+    ))
 }
