@@ -264,9 +264,9 @@ impl Runs {
         end: 0,
     };
 
-    /// The pair of list index `i`, moving `cur` there.
+    /// The pair code of list index `i`, moving `cur` there.
     #[inline(always)]
-    fn pair(&self, cur: &mut RunCursor, i: usize) -> (u64, u64) {
+    fn code(&self, cur: &mut RunCursor, i: usize) -> u64 {
         if i < cur.start || i >= cur.end {
             let code = self.ends.iter().position(|&e| e > i).unwrap_or(24);
             *cur = RunCursor {
@@ -275,7 +275,7 @@ impl Runs {
                 end: self.ends[code],
             };
         }
-        ((cur.code / 5) as u64, (cur.code % 5) as u64)
+        cur.code as u64
     }
 
     /// Whether lists of `a` and `b` elements are every position `p % 3 ==
@@ -424,8 +424,7 @@ fn merge_dc3_runs<W: Word>(
         k: usize,
     ) -> (u64, u64) {
         let i = a[k].to_u64();
-        ra.pair(cur, k);
-        let code = cur.code as u64;
+        let code = ra.code(cur, k);
         (((code / 5) << SHIFT) | r(i + 1), (code << SHIFT) | r(i + 2))
     }
     #[inline(always)]
@@ -437,8 +436,7 @@ fn merge_dc3_runs<W: Word>(
         k: usize,
     ) -> (u64, bool) {
         let j = b[k].to_u64();
-        rb.pair(cur, k);
-        let code = cur.code as u64;
+        let code = rb.code(cur, k);
         if j % 3 == 1 {
             (((code / 5) << SHIFT) | r(j + 1), true)
         } else {
@@ -446,6 +444,9 @@ fn merge_dc3_runs<W: Word>(
         }
     }
     let (ra, rb) = (&runs.0, &runs.1);
+    // The rank each list's key reads (an a-key's two share a cache line).
+    let pf_a = |q: &W| pf(q.to_u64() + 1);
+    let pf_b = |q: &W| pf(q.to_u64() + 1 + u64::from(q.to_u64() % 3 == 2));
     let total = a.len() + b.len();
     let mut out: Vec<W> = uninit(total);
     let dst = Shared(out.as_mut_ptr());
@@ -466,12 +467,8 @@ fn merge_dc3_runs<W: Word>(
         }
         let (mut i, mut j) = (lo, start - lo);
         let mut k = start;
-        for q in a.iter().skip(i).take(AHEAD) {
-            pf(q.to_u64() + 1);
-        }
-        for q in b.iter().skip(j).take(AHEAD) {
-            pf(q.to_u64() + 1 + u64::from(q.to_u64() % 3 == 2));
-        }
+        a.iter().skip(i).take(AHEAD).for_each(pf_a);
+        b.iter().skip(j).take(AHEAD).for_each(pf_b);
         if i < a.len() && j < b.len() {
             let mut x = key_a(a, ra, &mut ca, &r, i);
             let mut y = key_b(b, rb, &mut cb, &r, j);
@@ -484,8 +481,8 @@ fn merge_dc3_runs<W: Word>(
                     if i == a.len() {
                         break;
                     }
-                    if let Some(&q) = a.get(i + AHEAD) {
-                        pf(q.to_u64() + 1);
+                    if let Some(q) = a.get(i + AHEAD) {
+                        pf_a(q);
                     }
                     x = key_a(a, ra, &mut ca, &r, i);
                 } else {
@@ -496,8 +493,8 @@ fn merge_dc3_runs<W: Word>(
                     if j == b.len() {
                         break;
                     }
-                    if let Some(&q) = b.get(j + AHEAD) {
-                        pf(q.to_u64() + 1 + u64::from(q.to_u64() % 3 == 2));
+                    if let Some(q) = b.get(j + AHEAD) {
+                        pf_b(q);
                     }
                     y = key_b(b, rb, &mut cb, &r, j);
                 }
@@ -1097,6 +1094,23 @@ impl Backend for Cpu {
                         }
                     };
                 }
+                // The merge that reads characters `c` from the text (and
+                // prefetches them with `cpf`).
+                macro_rules! by_text {
+                    ($c:expr, $cpf:expr) => {{
+                        let (c, cpf) = ($c, $cpf);
+                        macro_rules! go {
+                            ($rpf:expr) => {{
+                                let (r, rpf) = $rpf;
+                                merge_dc3(a, b, c, r, |p, q| {
+                                    cpf(p);
+                                    rpf(q)
+                                })
+                            }};
+                        }
+                        by_layout!(go)
+                    }};
+                }
                 Ok(match text {
                     // The lists hold every position of their classes: the
                     // characters come from runs.
@@ -1110,38 +1124,16 @@ impl Backend for Cpu {
                         }
                         by_layout!(go)
                     }
-                    Chars::Packed(t) => {
-                        let c = |p: u64| if p >= n { 0 } else { base(t, p) + 1 };
-                        let cpf = |p: u64| prefetch(&t[(p / 32) as usize]);
-                        macro_rules! go {
-                            ($rpf:expr) => {{
-                                let (r, rpf) = $rpf;
-                                merge_dc3(a, b, c, r, |p, q| {
-                                    cpf(p);
-                                    rpf(q)
-                                })
-                            }};
+                    Chars::Packed(t) => by_text!(
+                        |p: u64| if p >= n { 0 } else { base(t, p) + 1 },
+                        |p: u64| prefetch(&t[(p / 32) as usize])
+                    ),
+                    Chars::Symbols(sy) => by_text!(
+                        |p: u64| if p >= n { 0 } else { sy[p as usize].to_u64() },
+                        |p: u64| if p < n {
+                            prefetch(&sy[p as usize])
                         }
-                        by_layout!(go)
-                    }
-                    Chars::Symbols(sy) => {
-                        let c = |p: u64| if p >= n { 0 } else { sy[p as usize].to_u64() };
-                        let cpf = |p: u64| {
-                            if p < n {
-                                prefetch(&sy[p as usize])
-                            }
-                        };
-                        macro_rules! go {
-                            ($rpf:expr) => {{
-                                let (r, rpf) = $rpf;
-                                merge_dc3(a, b, c, r, |p, q| {
-                                    cpf(p);
-                                    rpf(q)
-                                })
-                            }};
-                        }
-                        by_layout!(go)
-                    }
+                    ),
                 })
             }
         }
