@@ -18,6 +18,13 @@ pub struct Segment {
     pub contig_start: u64,
 }
 
+/// `text + len`, or an error naming the contig if the text length would
+/// overflow (only a crafted layout gets there).
+fn advance(text: u64, len: u64, contig: &str) -> Result<u64, String> {
+    text.checked_add(len)
+        .ok_or_else(|| format!("contig {contig} takes the text length past 2^64"))
+}
+
 /// All segments, sorted by text position.
 #[derive(Clone, Debug, Default)]
 pub struct Segments(pub Vec<Segment>);
@@ -56,7 +63,7 @@ impl Segments {
                         contig: k as u32,
                         contig_start: cursor,
                     });
-                    text += h.start - cursor;
+                    text = advance(text, h.start - cursor, &contig.name)?;
                 }
                 cursor = h.start + h.len;
             }
@@ -67,7 +74,7 @@ impl Segments {
                     contig: k as u32,
                     contig_start: cursor,
                 });
-                text += contig.len - cursor;
+                text = advance(text, contig.len - cursor, &contig.name)?;
             }
         }
         if holes.next().is_some() {
@@ -99,7 +106,7 @@ impl Segments {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reference::read_fasta_from;
+    use crate::reference::{Contig, Hole, read_fasta_from};
     use std::path::Path;
 
     #[test]
@@ -121,5 +128,32 @@ mod tests {
         assert_eq!(s.resolve(5, 2), Some((3, 0)));
         assert_eq!(s.resolve(6, 2), None);
         assert_eq!(s.resolve(u64::MAX, 2), None);
+    }
+
+    #[test]
+    fn layout_past_u64_is_an_error() {
+        // Found by the `index` fuzz target: two contigs whose lengths add up
+        // past 2^64 overflowed the text counter.
+        let contig = |name: &str, len, text_offset| Contig {
+            name: name.into(),
+            len,
+            md5: [0; 16],
+            text_offset,
+        };
+        for holes in [
+            vec![],
+            vec![Hole {
+                contig: 1,
+                start: 1,
+                len: 1,
+            }],
+        ] {
+            let layout = Layout {
+                contigs: vec![contig("a", u64::MAX - 1, 0), contig("b", 5, u64::MAX - 1)],
+                holes,
+            };
+            let err = Segments::new(&layout).unwrap_err();
+            assert!(err.contains("contig b"), "{err}");
+        }
     }
 }
