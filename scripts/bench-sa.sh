@@ -11,6 +11,11 @@
 #   at-rich  synthetic AT-rich genome (~80% A+T, microsatellites, tandem and
 #            interspersed repeats; scripts/make-test-genomes.py at-rich, seed 1).
 #   all-a    AAAA...A: the worst case of prefix doubling.
+#   pfal     Plasmodium falciparum (14 chromosomes MAL1-MAL14, 23.3 Mbp, 80.6% A+T):
+#            a real AT-rich genome, the malaria parasite. Read from PFAL (default
+#            /usr/share/doc/smalt/test/data/genome_1.fa.gz from Debian's
+#            smalt-examples: apt-get install smalt-examples), decompressed into
+#            WORK/genomes/pfal.fa.
 #
 # For every genome and algorithm:
 #   /usr/bin/time -f '%e %M' timeout TIMEOUT \
@@ -48,6 +53,7 @@
 #   CHR20_OFFSET  from this 0-based character of the sequence (default 10000000)
 #   AT_LEN        AT-rich genome length (default 20000000; 2000000 quick)
 #   ALLA_LEN      all-A length (default 5000000; 500000 quick)
+#   PFAL          P. falciparum FASTA (plain or gzip)
 #   TANDEM_LEN    tandem-repeat genome length (10 kb unit; default 5000000; 500000 quick);
 #                 add "tandem" to GENOMES to run it
 #   TIMEOUT       seconds per fmalign run before it is killed and reported as
@@ -108,7 +114,7 @@ for a in $ALGOS; do
     case $a in libsais|hybrid|skew|ls) ;; *) die "unknown algorithm in ALGOS: $a" ;; esac
 done
 for g in $GENOMES; do
-    case $g in chr20|at-rich|all-a|tandem) ;; *) die "unknown genome in GENOMES: $g" ;; esac
+    case $g in chr20|pfal|at-rich|all-a|tandem) ;; *) die "unknown genome in GENOMES: $g" ;; esac
 done
 
 if [[ ! -x $FMALIGN ]]; then
@@ -168,6 +174,12 @@ with open(out, "wb") as o:
         o.write(part[i:i + 60] + b"\n")
 EOF
             fi
+            echo "$out" ;;
+        pfal)
+            local src=${PFAL:-/usr/share/doc/smalt/test/data/genome_1.fa.gz}
+            [[ -r $src ]] || die "P. falciparum FASTA $src not found (apt-get install smalt-examples, or set PFAL)"
+            out=$WORK/genomes/pfal.fa
+            [[ -s $out ]] || { echo "   decompressing $src -> $out" >&2; gzip -dc -f "$src" >"$out"; }
             echo "$out" ;;
         at-rich)
             out=$WORK/genomes/at-rich-$AT_LEN.fa
