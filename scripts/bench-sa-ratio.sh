@@ -13,8 +13,10 @@
 # byte for byte (cmp): exit status 1 when they differ.
 #
 # Usage: scripts/bench-sa-ratio.sh [GENOME.fa ...]
-#   default genomes: bench-out/sa/genomes/at-rich-20000000.fa and
-#   bench-out/chr20.fa (made by scripts/bench-sa.sh and bench-peers.sh).
+#   default genomes: bench-out/sa/genomes/pfal.fa (P. falciparum, the real
+#   AT-rich genome; GENOMES=pfal scripts/bench-sa.sh makes it),
+#   bench-out/sa/genomes/at-rich-20000000.fa (synthetic) and bench-out/chr20.fa
+#   (made by scripts/bench-sa.sh and bench-peers.sh).
 # Environment: FMALIGN (default target/release/fmalign), THREADS (2),
 #   ALGO (hybrid), REPEAT (7), WORK (bench-out/sa-ratio).
 # Needs: cmp, awk, sort.
@@ -28,7 +30,7 @@ THREADS=${THREADS:-2}
 ALGO=${ALGO:-hybrid}
 REPEAT=${REPEAT:-7}
 WORK=${WORK:-bench-out/sa-ratio}
-[[ $# -gt 0 ]] || set -- bench-out/sa/genomes/at-rich-20000000.fa bench-out/chr20.fa
+[[ $# -gt 0 ]] || set -- bench-out/sa/genomes/pfal.fa bench-out/sa/genomes/at-rich-20000000.fa bench-out/chr20.fa
 [[ -x $FMALIGN ]] || die "fmalign binary $FMALIGN not found (cargo build --release)"
 [[ $REPEAT =~ ^[1-9][0-9]*$ ]] || die "REPEAT must be a positive whole number"
 for fa in "$@"; do [[ -r $fa ]] || die "$fa not found"; done
