@@ -1595,6 +1595,14 @@ fn in_layout(layout: RankLayout, p: u64) -> bool {
     layout == RankLayout::Identity || !p.is_multiple_of(3)
 }
 
+/// Length of a rank array that holds a slot for every position of `pos`.
+fn slot_count(layout: RankLayout, pos: impl IntoIterator<Item = u64>) -> u64 {
+    pos.into_iter()
+        .map(|p| ref_slot(layout, p) + 1)
+        .max()
+        .unwrap_or(0)
+}
+
 fn rank_maps_for<W: Word + Gen>(rng: &mut Rng) {
     for n in [
         0u64,
@@ -1611,11 +1619,7 @@ fn rank_maps_for<W: Word + Gen>(rng: &mut Rng) {
         3 * G as u64 + 1,
     ] {
         for layout in layouts(n) {
-            let size = (0..n)
-                .filter(|&p| in_layout(layout, p))
-                .map(|p| ref_slot(layout, p) + 1)
-                .max()
-                .unwrap_or(0);
+            let size = slot_count(layout, (0..n).filter(|&p| in_layout(layout, p)));
             let rank: Vec<W> = (0..size).map(|_| W::make(1 + rng.below(n + 1))).collect();
             for h in [0u64, 1, 2, 3, 4, 7] {
                 // Positions whose p + h is in the layout or at/past the end.
@@ -1752,11 +1756,7 @@ fn scatter_slots_for<W: Word + Gen>(rng: &mut Rng) {
         for layout in layouts(n) {
             // Positions in the layout, the dummy at n included.
             let all: Vec<u64> = (0..=n).filter(|&p| in_layout(layout, p)).collect();
-            let size = all
-                .iter()
-                .map(|&p| ref_slot(layout, p) + 1)
-                .max()
-                .unwrap_or(0);
+            let size = slot_count(layout, all.iter().copied());
             let mut shuffled = all.clone();
             rng.shuffle(&mut shuffled);
             let mut some: Vec<u64> = all.iter().copied().filter(|_| rng.chance(1, 3)).collect();
@@ -1813,11 +1813,7 @@ fn rank_groups_for<W: Word + Gen>(rng: &mut Rng) {
     ] {
         for layout in layouts(n) {
             let all: Vec<u64> = (0..n).filter(|&p| in_layout(layout, p)).collect();
-            let size = all
-                .iter()
-                .map(|&p| ref_slot(layout, p) + 1)
-                .max()
-                .unwrap_or(0);
+            let size = slot_count(layout, all.iter().copied());
             let mut pos = all.clone();
             rng.shuffle(&mut pos);
             let m = pos.len();
