@@ -11,6 +11,7 @@ use std::time::Instant;
 use fmalign_index_format::{self as format, SectionId};
 
 use crate::build::{FmParts, fm_from_sa, pack};
+use crate::device::{Device, Ran};
 use crate::error::{Error, Result};
 use crate::fm::{FmIndex, LINE_BASES, OccLine, SUPER_LINES, Ssa};
 use crate::reference::{Contig, Hole, Layout, Reference};
@@ -32,7 +33,7 @@ pub struct IndexConfig {
     /// (one tab-separated line per round, see [`sa::Round::tsv`]).
     pub stats: bool,
     /// Where to build (the index bytes are the same on every device).
-    pub device: sa::Device,
+    pub device: Device,
     /// Refuse, before building, when [`memory_estimate`] exceeds this many
     /// bytes (`None`: no limit).
     pub max_memory: Option<u64>,
@@ -53,7 +54,7 @@ impl Default for IndexConfig {
             sa_sample: DEFAULT_SA_SAMPLE,
             wide: false,
             stats: false,
-            device: sa::Device::Auto,
+            device: Device::Auto,
             max_memory: None,
             max_gpu_memory: None,
         }
@@ -79,39 +80,6 @@ pub fn memory_estimate(n: u64, wide: bool, algorithm: SaAlgorithm) -> u64 {
         (SaAlgorithm::Ls, true) => 124.0,
     };
     (n as f64 * per_base) as u64 + (64 << 20)
-}
-
-/// `x` bytes as "1.5 GiB" (or MiB, KiB).
-pub fn human_bytes(x: u64) -> String {
-    let units = [("GiB", 30), ("MiB", 20), ("KiB", 10)];
-    for (name, shift) in units {
-        if x >= 1 << shift {
-            return format!("{:.1} {name}", x as f64 / (1u64 << shift) as f64);
-        }
-    }
-    format!("{x} bytes")
-}
-
-/// Memory this process may use: the smaller of `MemAvailable` and the
-/// cgroup limit (`None` when neither can be read).
-pub fn available_memory() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok();
-    let avail = meminfo.as_deref().and_then(|m| {
-        m.lines()
-            .find(|l| l.starts_with("MemAvailable:"))?
-            .split_whitespace()
-            .nth(1)?
-            .parse::<u64>()
-            .ok()
-            .map(|kb| kb * 1024)
-    });
-    let cgroup = std::fs::read_to_string("/sys/fs/cgroup/memory.max")
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok());
-    match (avail, cgroup) {
-        (Some(a), Some(c)) => Some(a.min(c)),
-        (a, c) => a.or(c),
-    }
 }
 
 /// Texts of at least this many bases store 64-bit positions.
@@ -210,7 +178,7 @@ pub struct BuildReport {
     /// Bytes written.
     pub file_bytes: u64,
     /// `cpu` or `gpu`: where the suffix array and FM tables were built.
-    pub device: &'static str,
+    pub device: Ran,
     /// One-line notices (the GPU was not used, and why).
     pub notices: Vec<String>,
 }
@@ -243,10 +211,9 @@ fn build_with(reference: Reference, cfg: &IndexConfig, sink: &mut Sink<'_>) -> R
         if need > limit {
             return Err(Error::Usage(format!(
                 "building the index of {n} unambiguous bases with --sa {} needs about {} of memory, more than the limit of {} (--max-memory; default: 90% of the memory available); raise it, or build with --distributed on several machines",
-                clap::ValueEnum::to_possible_value(&cfg.sa)
-                    .map_or("auto".into(), |v| v.get_name().to_owned()),
-                human_bytes(need),
-                human_bytes(limit)
+                crate::Choice::name(cfg.sa),
+                crate::mem::human_bytes(need),
+                crate::mem::human_bytes(limit)
             )));
         }
     }
@@ -297,7 +264,7 @@ fn build_typed<P: Pos>(
     let pac = pack(&text);
     drop(text);
     report.fm_seconds += t.elapsed().as_secs_f64();
-    report.device = if on_gpu { "gpu" } else { "cpu" };
+    report.device = if on_gpu { Ran::Gpu } else { Ran::Cpu };
     report.file_bytes = write_sections(sink, &layout, n, cfg.sa_sample, &parts, &rev, &pac)?;
     Ok(report)
 }
@@ -315,7 +282,7 @@ fn fm_tables<P: Pos>(
 ) -> Result<(FmParts<P>, Vec<u8>)> {
     let t = Instant::now();
     if *on_gpu {
-        match gpu_build::<P>(&text, cfg.sa, shift, cfg.max_gpu_memory, log) {
+        match crate::build::fm_on_gpu::<P>(&text, cfg.sa, shift, cfg.max_gpu_memory, log) {
             Ok(parts) => {
                 // SA and FM tables were one device run: counted as the SA stage.
                 report.sa_seconds += t.elapsed().as_secs_f64();
@@ -342,10 +309,10 @@ fn fm_tables<P: Pos>(
 /// the device was wanted but cannot be used.
 fn gpu_wanted(cfg: &IndexConfig, n: u64, notices: &mut Vec<String>) -> bool {
     match cfg.device {
-        sa::Device::Cpu => return false,
-        sa::Device::Auto if n < sa::GPU_AUTO_MIN_BASES => return false,
-        sa::Device::Auto if cfg.sa == sa::SaAlgorithm::Libsais => return false,
-        sa::Device::Gpu if cfg.sa == sa::SaAlgorithm::Libsais => {
+        Device::Cpu => return false,
+        Device::Auto if n < sa::GPU_AUTO_MIN_BASES => return false,
+        Device::Auto if cfg.sa == sa::SaAlgorithm::Libsais => return false,
+        Device::Gpu if cfg.sa == sa::SaAlgorithm::Libsais => {
             notices.push("--sa libsais runs on the CPU only; building on the CPU".into());
             return false;
         }
@@ -358,28 +325,6 @@ fn gpu_wanted(cfg: &IndexConfig, n: u64, notices: &mut Vec<String>) -> bool {
             false
         }
     }
-}
-
-#[cfg(feature = "gpu")]
-fn gpu_build<P: sa::Pos>(
-    text: &[u8],
-    algorithm: sa::SaAlgorithm,
-    shift: u32,
-    max_memory: Option<u64>,
-    log: &mut (dyn FnMut(&sa::Round) + Send),
-) -> Result<FmParts<P>> {
-    sa::build_fm_gpu::<P>(text, algorithm, shift, max_memory, log)
-}
-
-#[cfg(not(feature = "gpu"))]
-fn gpu_build<P: sa::Pos>(
-    _: &[u8],
-    _: sa::SaAlgorithm,
-    _: u32,
-    _: Option<u64>,
-    _: &mut (dyn FnMut(&sa::Round) + Send),
-) -> Result<FmParts<P>> {
-    Err(Error::Gpu("built without the gpu feature".into()))
 }
 
 /// The CONTIGS, NAMES and HOLES sections.
@@ -678,8 +623,8 @@ impl Index {
         // sample, so that locate stays in 0..=n (one pass each; the CRCs
         // have read these bytes already).
         let fm = self.fm();
-        crate::check::verify_occ(&fm)?;
-        crate::check::verify_occ(&self.rev_fm()).map_err(|e| format!("reversed text: {e}"))?;
+        crate::build::verify_occ(&fm)?;
+        crate::build::verify_occ(&self.rev_fm()).map_err(|e| format!("reversed text: {e}"))?;
         if (0..fm.ssa.len()).any(|k| fm.ssa.get(k) > n) {
             return Err("a sampled SA entry is larger than the text".into());
         }

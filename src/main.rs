@@ -13,7 +13,9 @@ use fmalign::cleanup::TempFile;
 use fmalign::index::{DEFAULT_SA_SAMPLE, Index, IndexConfig, build_and_write, temp_path};
 use fmalign::map::{MapConfig, OutputFormat, PairConfig, Reads, Report, SearchMode, map_reads};
 use fmalign::pair::Orientation;
-use fmalign::sa::{Device, SaAlgorithm};
+use fmalign::Choice;
+use fmalign::device::Device;
+use fmalign::sa::SaAlgorithm;
 
 #[derive(Parser)]
 #[command(
@@ -33,6 +35,18 @@ fn positive(s: &str) -> std::result::Result<usize, String> {
         Ok(x) => Ok(x),
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// The parser of a library option with named values ([`Choice`]): its
+/// names, each with its help, as clap's possible values.
+fn choice<T: Choice + Send + Sync>() -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(
+        T::ALL
+            .iter()
+            .map(|v| PossibleValue::new(v.name()).help(v.help())),
+    )
+    .map(|name| T::from_name(&name).expect("clap accepts only the listed names"))
 }
 
 fn default_threads() -> usize {
@@ -76,7 +90,7 @@ struct IndexArgs {
     #[arg(short, long, default_value_t = default_threads(), value_parser = positive)]
     threads: usize,
     /// Suffix-array construction (every choice gives the same index)
-    #[arg(long, value_enum, default_value_t = SaAlgorithm::Auto)]
+    #[arg(long, value_parser = choice::<SaAlgorithm>(), default_value = SaAlgorithm::Auto.name())]
     sa: SaAlgorithm,
     /// Keep every K-th suffix-array row (power of two; larger: smaller index, slower locate)
     #[arg(long, value_name = "K", default_value_t = DEFAULT_SA_SAMPLE)]
@@ -85,7 +99,7 @@ struct IndexArgs {
     #[arg(long, hide = true)]
     wide_positions: bool,
     /// Where to build: auto = the GPU for references of 4 Mbp or more when one is present
-    #[arg(long, value_enum, default_value_t = Device::Auto)]
+    #[arg(long, value_parser = choice::<Device>(), default_value = Device::Auto.name())]
     device: Device,
     /// Log each round of --sa hybrid/skew/ls to stderr (h, suffixes still unsorted, groups, time; the text's suffix array, not the mirror index's)
     #[arg(long)]
@@ -94,10 +108,10 @@ struct IndexArgs {
     #[arg(short, long)]
     quiet: bool,
     /// Refuse up front when the build would need more memory than SIZE (e.g. 16G, 500M; K, M, G, T: powers of 1024) [default: 90% of the available memory]
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = fmalign::mem::parse_size)]
     max_memory: Option<u64>,
     /// Device memory the GPU build may use (e.g. 40G) [default: the free device memory]; a larger estimate builds on the CPU, with a notice
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = fmalign::mem::parse_size)]
     max_gpu_memory: Option<u64>,
     /// Build on all ranks of an MPI job (`mpirun -np P fmalign index --distributed ref.fa`;
     /// needs a build with `--features mpi`); the index is the same bytes as without it
@@ -128,16 +142,16 @@ struct MapArgs {
     #[arg(long)]
     strata: bool,
     /// Where to search exact reads: auto = the GPU when one is present (-v K runs on the CPU)
-    #[arg(long, value_enum, default_value_t = Device::Auto)]
+    #[arg(long, value_parser = choice::<Device>(), default_value = Device::Auto.name())]
     device: Device,
     /// Search method for -v (benchmarks: every method gives the same alignments)
-    #[arg(long, value_enum, default_value_t = SearchMode::Verify, hide = true)]
+    #[arg(long, value_parser = choice::<SearchMode>(), default_value = SearchMode::Verify.name(), hide = true)]
     search: SearchMode,
     /// Write here instead of stdout (BAM when the name ends in .bam)
     #[arg(short = 'o', long = "output", value_name = "OUT.sam|OUT.bam")]
     output: Option<PathBuf>,
     /// Output format [default: bam for -o *.bam, else sam]
-    #[arg(long = "output-fmt", value_enum, value_name = "FORMAT")]
+    #[arg(long = "output-fmt", value_parser = choice::<OutputFormat>(), value_name = "FORMAT")]
     output_fmt: Option<OutputFormat>,
     /// List alternative hits in XA:Z when a read has at most this many
     #[arg(long, value_name = "N", default_value_t = MapConfig::default().max_xa)]
@@ -247,7 +261,7 @@ fn run_index(a: IndexArgs) -> Result<()> {
         device: a.device,
         max_memory: a
             .max_memory
-            .or_else(|| fmalign::index::available_memory().map(|m| m / 10 * 9)),
+            .or_else(|| fmalign::mem::available_memory().map(|m| m / 10 * 9)),
         max_gpu_memory: a.max_gpu_memory,
     };
     if a.distributed {
@@ -287,36 +301,6 @@ fn run_index(a: IndexArgs) -> Result<()> {
         ),
     );
     Ok(())
-}
-
-/// A size in bytes: digits with an optional K, M, G or T (powers of 1024; a
-/// trailing B or iB is accepted).
-fn parse_size(s: &str) -> std::result::Result<u64, String> {
-    let t = s.trim();
-    let t = t
-        .strip_suffix("iB")
-        .or_else(|| t.strip_suffix('B'))
-        .unwrap_or(t);
-    let (digits, shift) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let shift = match c.to_ascii_uppercase() {
-                'K' => 10,
-                'M' => 20,
-                'G' => 30,
-                'T' => 40,
-                _ => return Err(format!("'{s}': unknown unit '{c}' (K, M, G or T)")),
-            };
-            (&t[..i], shift)
-        }
-        _ => (t, 0),
-    };
-    let x: f64 = digits
-        .parse()
-        .map_err(|_| format!("'{s}' is not a size (e.g. 16G, 500M, 1000000)"))?;
-    if !x.is_finite() || x < 0.0 {
-        return Err(format!("'{s}' is not a size"));
-    }
-    Ok((x * (1u64 << shift) as f64) as u64)
 }
 
 #[cfg(not(feature = "mpi"))]
