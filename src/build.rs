@@ -190,7 +190,6 @@ pub fn fm_on_gpu<P: Pos>(
     })
 }
 
-
 /// Without the `gpu` feature there is no device: the caller builds on the CPU.
 #[cfg(not(feature = "gpu"))]
 pub fn fm_on_gpu<P: Pos>(

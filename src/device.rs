@@ -30,7 +30,9 @@ impl Choice for Device {
 
     fn help(self) -> &'static str {
         match self {
-            Device::Auto => "The GPU when one is present and the work is large enough for it, else the CPU",
+            Device::Auto => {
+                "The GPU when one is present and the work is large enough for it, else the CPU"
+            }
             Device::Cpu => "The CPU",
             Device::Gpu => "The GPU (the CPU, with a notice, when there is none)",
         }

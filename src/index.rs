@@ -82,6 +82,67 @@ pub fn memory_estimate(n: u64, wide: bool, algorithm: SaAlgorithm) -> u64 {
     (n as f64 * per_base) as u64 + (64 << 20)
 }
 
+/// The index beside a reference: `REF.fa` → `REF.fa.fmi` (`REF.fa.gz` →
+/// `REF.fa.gz.fmi`).
+pub fn default_path(reference: &Path) -> PathBuf {
+    let mut s = reference.as_os_str().to_owned();
+    s.push(".fmi");
+    PathBuf::from(s)
+}
+
+/// The index a user named, as found by [`resolve`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    /// The index file.
+    pub path: PathBuf,
+    /// Set when the path named a FASTA newer than its index.
+    pub warning: Option<String>,
+}
+
+/// The index for a path given as INDEX: the file itself if it is an index,
+/// else INDEX.fmi (see [`default_path`]) if that exists.
+pub fn resolve(path: &Path) -> Result<Resolved> {
+    let mut magic = [0u8; 8];
+    let is_index = File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+        .is_ok()
+        && magic == format::MAGIC;
+    let sidecar = default_path(path);
+    if !is_index && sidecar.is_file() {
+        let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        let warning = match (modified(path), modified(&sidecar)) {
+            (Some(fasta), Some(index)) if fasta > index => Some(format!(
+                "{} is newer than its index {}; rebuild the index if the reference changed",
+                path.display(),
+                sidecar.display()
+            )),
+            _ => None,
+        };
+        return Ok(Resolved {
+            path: sidecar,
+            warning,
+        });
+    }
+    if !path.exists() {
+        return Err(Error::input(
+            path,
+            "no such index file (build it with `fmalign index`)",
+        ));
+    }
+    if !is_index && path.extension().is_none_or(|e| e != "fmi") {
+        return Err(Error::Usage(format!(
+            "{} is not an fmalign index and {} does not exist; build it with `fmalign index {}`",
+            path.display(),
+            sidecar.display(),
+            path.display()
+        )));
+    }
+    Ok(Resolved {
+        path: path.to_owned(),
+        warning: None,
+    })
+}
+
 /// Texts of at least this many bases store 64-bit positions.
 pub const WIDE_THRESHOLD: u64 = u32::MAX as u64;
 
@@ -468,8 +529,11 @@ impl Index {
     /// the consistency of the sections) before any search.
     pub fn open(path: &Path) -> Result<Index> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        // SAFETY: the map is read-only; like every mmap-based reader (ripgrep,
-        // bwa's -x mode), we assume nobody truncates the file while we run.
+        // SAFETY: the map is read-only and its bytes are checked before use.
+        // Like every mmap-based reader (ripgrep, bwa's -x mode) we cannot stop
+        // another process from changing the file under us: pages lost to a
+        // truncation raise SIGBUS when read (the binary turns that into an
+        // error exit with `cleanup::exit_on_sigbus`).
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
         Self::from_backing(path, Backing::Mmap(map))
     }
@@ -520,6 +584,56 @@ impl Index {
     }
 
     /// Size of the file.
+    /// `fmalign info`: the index described in tab-separated lines (file,
+    /// format, sizes, sampling, sections, contigs, ambiguous runs).
+    pub fn write_info(&self, o: &mut impl Write) -> std::io::Result<()> {
+        let m = &self.meta;
+        writeln!(o, "index\t{}", self.path.display())?;
+        writeln!(o, "format_version\t{}", format::FORMAT_VERSION)?;
+        writeln!(o, "file_bytes\t{}", self.file_len())?;
+        writeln!(o, "reference_bases\t{}", m.ref_len)?;
+        writeln!(o, "unambiguous_bases\t{}", m.text_len)?;
+        writeln!(o, "ambiguous_bases\t{}", m.ref_len - m.text_len)?;
+        writeln!(o, "position_bits\t{}", m.pos_bytes * 8)?;
+        writeln!(o, "sa_sample\t{}", m.sa_sample)?;
+        writeln!(
+            o,
+            "occ\t64-byte lines of 192 bases with 4 x u32 counts (0.33 bytes/base)"
+        )?;
+        for (id, len) in self.section_sizes() {
+            writeln!(o, "section\t{id}\t{len}")?;
+        }
+        writeln!(o, "contigs\t{}", self.layout.contigs.len())?;
+        for (k, c) in self.layout.contigs.iter().enumerate() {
+            let holes: Vec<_> = self
+                .layout
+                .holes
+                .iter()
+                .filter(|h| h.contig as usize == k)
+                .collect();
+            let amb: u64 = holes.iter().map(|h| h.len).sum();
+            let md5: String = c.md5.iter().map(|b| format!("{b:02x}")).collect();
+            writeln!(
+                o,
+                "contig\t{}\t{}\tambiguous_runs={}\tambiguous_bases={amb}\tM5={md5}",
+                c.name,
+                c.len,
+                holes.len()
+            )?;
+        }
+        for h in &self.layout.holes {
+            let c = &self.layout.contigs[h.contig as usize];
+            writeln!(
+                o,
+                "ambiguous\t{}\t{}\t{}",
+                c.name,
+                h.start + 1,
+                h.start + h.len
+            )?;
+        }
+        Ok(())
+    }
+
     pub fn file_len(&self) -> u64 {
         self.container.file_len
     }

@@ -9,12 +9,12 @@ use std::time::Instant;
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
+use fmalign::Choice;
 use fmalign::cleanup::TempFile;
+use fmalign::device::Device;
 use fmalign::index::{DEFAULT_SA_SAMPLE, Index, IndexConfig, build_and_write, temp_path};
 use fmalign::map::{MapConfig, OutputFormat, PairConfig, Reads, Report, SearchMode, map_reads};
 use fmalign::pair::Orientation;
-use fmalign::Choice;
-use fmalign::device::Device;
 use fmalign::sa::SaAlgorithm;
 
 #[derive(Parser)]
@@ -201,57 +201,11 @@ fn log(quiet: bool, msg: std::fmt::Arguments<'_>) {
     }
 }
 
-/// REF.fa → REF.fa.fmi (also REF.fa.gz → REF.fa.gz.fmi).
-fn default_index_path(reference: &Path) -> PathBuf {
-    let mut s = reference.as_os_str().to_owned();
-    s.push(".fmi");
-    PathBuf::from(s)
-}
-
-/// The index for a path given as INDEX: the file itself if it is an index,
-/// else INDEX.fmi if that exists.
-fn resolve_index(path: &Path) -> Result<PathBuf> {
-    let mut magic = [0u8; 8];
-    let is_index = std::fs::File::open(path)
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
-        .is_ok()
-        && magic == fmalign_index_format::MAGIC;
-    let sidecar = default_index_path(path);
-    if !is_index && sidecar.is_file() {
-        let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-        if let (Some(fasta), Some(index)) = (modified(path), modified(&sidecar))
-            && fasta > index
-        {
-            eprintln!(
-                "[fmalign] warning: {} is newer than its index {}; rebuild the index if the reference changed",
-                path.display(),
-                sidecar.display()
-            );
-        }
-        return Ok(sidecar);
-    }
-    if !path.exists() {
-        anyhow::bail!(
-            "{}: no such index file (build it with `fmalign index`)",
-            path.display()
-        );
-    }
-    if !is_index && path.extension().is_none_or(|e| e != "fmi") {
-        anyhow::bail!(
-            "{} is not an fmalign index and {} does not exist; build it with `fmalign index {}`",
-            path.display(),
-            sidecar.display(),
-            path.display()
-        );
-    }
-    Ok(path.to_owned())
-}
-
 fn run_index(a: IndexArgs) -> Result<()> {
     let out = a
         .output
         .clone()
-        .unwrap_or_else(|| default_index_path(&a.reference));
+        .unwrap_or_else(|| fmalign::index::default_path(&a.reference));
     let cfg = IndexConfig {
         threads: a.threads,
         sa: a.sa,
@@ -386,9 +340,11 @@ fn run_index_distributed(a: &IndexArgs, cfg: &IndexConfig, out: &Path) -> Result
 
 /// The command line for @PG CL, without the options that cannot change the
 /// output (-t, -K, -q), so that the SAM is byte-identical for any of them.
+/// Arguments that are not UTF-8 (paths may be anything) are written with
+/// U+FFFD in place of the bytes that are not.
 fn command_line() -> String {
     let mut out = Vec::new();
-    let mut args = std::env::args().peekable();
+    let mut args = std::env::args_os().map(|a| a.to_string_lossy().into_owned());
     while let Some(a) = args.next() {
         let takes_value = ["-t", "--threads", "-K", "--batch-bases"].contains(&a.as_str());
         if takes_value {
@@ -572,56 +528,20 @@ fn run_map(a: MapArgs) -> Result<()> {
 fn run_info(path: &Path) -> Result<()> {
     let path = resolve_index(path)?;
     let index = Index::open(&path)?;
-    let m = &index.meta;
-    let mut o = std::io::stdout().lock();
-    writeln!(o, "index\t{}", path.display())?;
-    writeln!(
-        o,
-        "format_version\t{}",
-        fmalign_index_format::FORMAT_VERSION
-    )?;
-    writeln!(o, "file_bytes\t{}", index.file_len())?;
-    writeln!(o, "reference_bases\t{}", m.ref_len)?;
-    writeln!(o, "unambiguous_bases\t{}", m.text_len)?;
-    writeln!(o, "ambiguous_bases\t{}", m.ref_len - m.text_len)?;
-    writeln!(o, "position_bits\t{}", m.pos_bytes * 8)?;
-    writeln!(o, "sa_sample\t{}", m.sa_sample)?;
-    writeln!(
-        o,
-        "occ\t64-byte lines of 192 bases with 4 x u32 counts (0.33 bytes/base)"
-    )?;
-    for (id, len) in index.section_sizes() {
-        writeln!(o, "section\t{id}\t{len}")?;
-    }
-    writeln!(o, "contigs\t{}", index.layout.contigs.len())?;
-    for (k, c) in index.layout.contigs.iter().enumerate() {
-        let holes: Vec<_> = index
-            .layout
-            .holes
-            .iter()
-            .filter(|h| h.contig as usize == k)
-            .collect();
-        let amb: u64 = holes.iter().map(|h| h.len).sum();
-        let md5: String = c.md5.iter().map(|b| format!("{b:02x}")).collect();
-        writeln!(
-            o,
-            "contig\t{}\t{}\tambiguous_runs={}\tambiguous_bases={amb}\tM5={md5}",
-            c.name,
-            c.len,
-            holes.len()
-        )?;
-    }
-    for h in &index.layout.holes {
-        let c = &index.layout.contigs[h.contig as usize];
-        writeln!(
-            o,
-            "ambiguous\t{}\t{}\t{}",
-            c.name,
-            h.start + 1,
-            h.start + h.len
-        )?;
-    }
+    index.write_info(&mut std::io::stdout().lock())?;
     Ok(())
+}
+
+/// The index for INDEX (the file, or the one beside the FASTA), with the
+/// library's warning about a stale index printed.
+fn resolve_index(path: &Path) -> Result<PathBuf> {
+    let found = fmalign::index::resolve(path)?;
+    if let Some(w) = &found.warning {
+        eprintln!("[fmalign] warning: {w}");
+    }
+    // The index is memory-mapped: if it is cut short while in use, say so.
+    fmalign::cleanup::exit_on_sigbus(&found.path);
+    Ok(found.path)
 }
 
 fn run_check(path: &Path, full: bool) -> Result<()> {

@@ -146,10 +146,7 @@ pub enum OutputFormat {
 }
 
 impl crate::Choice for OutputFormat {
-    const ALL: &'static [Self] = &[
-        OutputFormat::Sam,
-        OutputFormat::Bam,
-    ];
+    const ALL: &'static [Self] = &[OutputFormat::Sam, OutputFormat::Bam];
 
     fn name(self) -> &'static str {
         match self {
@@ -161,7 +158,9 @@ impl crate::Choice for OutputFormat {
     fn help(self) -> &'static str {
         match self {
             OutputFormat::Sam => "SAM text",
-            OutputFormat::Bam => "BAM: the same records, encoded by noodles-bam on the worker threads, BGZF blocks at fixed offsets compressed in parallel",
+            OutputFormat::Bam => {
+                "BAM: the same records, encoded by noodles-bam on the worker threads, BGZF blocks at fixed offsets compressed in parallel"
+            }
         }
     }
 }

@@ -25,11 +25,7 @@ pub enum Orientation {
 }
 
 impl crate::Choice for Orientation {
-    const ALL: &'static [Self] = &[
-        Orientation::Fr,
-        Orientation::Rf,
-        Orientation::Ff,
-    ];
+    const ALL: &'static [Self] = &[Orientation::Fr, Orientation::Rf, Orientation::Ff];
 
     fn name(self) -> &'static str {
         match self {
@@ -41,7 +37,9 @@ impl crate::Choice for Orientation {
 
     fn help(self) -> &'static str {
         match self {
-            Orientation::Fr => "Mate on the forward strand upstream of the mate on the reverse strand (Illumina paired-end)",
+            Orientation::Fr => {
+                "Mate on the forward strand upstream of the mate on the reverse strand (Illumina paired-end)"
+            }
             Orientation::Rf => "Mate on the reverse strand upstream (mate-pair libraries)",
             Orientation::Ff => "Both on one strand, mate 1 upstream on that strand",
         }

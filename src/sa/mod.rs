@@ -59,8 +59,12 @@ impl crate::Choice for SaAlgorithm {
     fn help(self) -> &'static str {
         match self {
             SaAlgorithm::Auto => "The fastest available on this machine (libsais today)",
-            SaAlgorithm::Libsais => "Ilya Grebnov's SA-IS implementation (single-threaded unless built with the `openmp` feature)",
-            SaAlgorithm::Hybrid => "spd-SA of Wang, Baxter & Owens: skew split, prefix doubling on the 2/3 sample, merge (data-parallel steps)",
+            SaAlgorithm::Libsais => {
+                "Ilya Grebnov's SA-IS implementation (single-threaded unless built with the `openmp` feature)"
+            }
+            SaAlgorithm::Hybrid => {
+                "spd-SA of Wang, Baxter & Owens: skew split, prefix doubling on the 2/3 sample, merge (data-parallel steps)"
+            }
             SaAlgorithm::Skew => "wbo-skew, the data-parallel DC3 of Wang, Baxter & Owens",
             SaAlgorithm::Ls => "The data-parallel Larsson–Sadakane of Deng et al",
         }
