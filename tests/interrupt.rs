@@ -94,7 +94,7 @@ fn index_truncated_under_map_is_an_error() {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    let mut reads = |stdin: &mut std::process::ChildStdin, from: usize| {
+    let reads = |stdin: &mut std::process::ChildStdin, from: usize| {
         for i in from..from + 100 {
             let _ = writeln!(
                 stdin,
