@@ -49,6 +49,15 @@ fn choice<T: Choice + Send + Sync>() -> impl clap::builder::TypedValueParser<Val
     .map(|name| T::from_name(&name).expect("clap accepts only the listed names"))
 }
 
+/// One of [`fmalign::gpu::ARCHS`], as the static string NVRTC needs.
+fn arch() -> impl clap::builder::TypedValueParser<Value = &'static str> {
+    use clap::builder::{PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(fmalign::gpu::ARCHS).map(|s| {
+        let listed = fmalign::gpu::ARCHS.iter().find(|a| **a == s);
+        *listed.expect("clap accepts only the listed names")
+    })
+}
+
 fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
@@ -76,8 +85,8 @@ enum Command {
     /// GPU report: driver, NVRTC, devices; compiles every kernel in gpu/.
     GpuInfo {
         /// Architecture to compile the kernels for
-        #[arg(long, default_value = "sm_90", value_parser = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"])]
-        arch: String,
+        #[arg(long, default_value = "sm_90", value_parser = arch())]
+        arch: &'static str,
     },
 }
 
@@ -564,8 +573,7 @@ fn run_check(path: &Path, full: bool) -> Result<()> {
     Ok(())
 }
 
-fn run_gpu_info(arch: &str) -> Result<()> {
-    let arch: &'static str = Box::leak(arch.to_string().into_boxed_str());
+fn run_gpu_info(arch: &'static str) -> Result<()> {
     let (report, ok) = fmalign::gpu::info(arch);
     print!("{report}");
     if !ok {
@@ -599,7 +607,7 @@ fn main() {
         Command::Map(a) => run_map(a),
         Command::Info { index } => run_info(&index),
         Command::Check { index, full } => run_check(&index, full),
-        Command::GpuInfo { arch } => run_gpu_info(&arch),
+        Command::GpuInfo { arch } => run_gpu_info(arch),
     };
     if let Err(e) = result {
         let broken_pipe = e.chain().any(|c| {
