@@ -123,8 +123,9 @@ pub fn index(data: &[u8]) -> bool {
 /// mapped on a small reference; noodles (the library the formatter
 /// replaces) must parse every record, with the same name and lengths.
 pub fn sam(data: &[u8]) -> bool {
+    use fmalign::read::Hit;
     use fmalign::sam::{
-        Hit, MappedFields, MateFields, header, push_mapped, push_unmapped, push_unmapped_mate,
+        MappedFields, MateFields, header, push_mapped, push_unmapped, push_unmapped_mate,
     };
     let Ok(mut src) =
         fmalign::fastq::ReadSource::from_reader(Cursor::new(data.to_vec()), Path::new("r.fq"))

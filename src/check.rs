@@ -20,7 +20,7 @@ use crate::index::Index;
 /// padding after the last base to be zero and the totals to agree with C.
 /// One pass over the Occ section: cheap enough to run on every open, and it
 /// guarantees that rank and LF stay inside `0..=n+1`.
-pub(crate) fn verify_occ(fm: &crate::fm::FmIndex<'_>) -> std::result::Result<(), String> {
+pub(crate) fn verify_occ(fm: &crate::fm::RankIndex<'_>) -> std::result::Result<(), String> {
     let n = fm.n;
     let mut total = [0u64; 4];
     for (l, line) in fm.occ.iter().enumerate() {

@@ -153,9 +153,13 @@ impl Interval {
     }
 }
 
-/// An FM-index borrowing its tables (from an mmap or from owned vectors).
+/// The rank tables of an FM-index, borrowed (from an mmap or from owned
+/// vectors): C and the interleaved BWT/Occ. Enough for rank, LF and backward
+/// search, not for locate: the mirror index of bidirectional search (the
+/// reversed text's, which has no sampled SA) is one, and [`FmIndex`] adds
+/// the samples to one.
 #[derive(Clone, Copy, Debug)]
-pub struct FmIndex<'a> {
+pub struct RankIndex<'a> {
     /// Text length (without the sentinel).
     pub n: u64,
     /// Row whose BWT symbol is `$`.
@@ -167,13 +171,95 @@ pub struct FmIndex<'a> {
     pub occ: &'a [OccLine],
     /// Absolute counts at each superblock.
     pub sup: &'a [[u64; 4]],
+}
+
+/// An FM-index: the rank tables and the sampled suffix array, so that rows
+/// can be located. It dereferences to its [`RankIndex`].
+#[derive(Clone, Copy, Debug)]
+pub struct FmIndex<'a> {
+    /// C, BWT and Occ.
+    pub tables: RankIndex<'a>,
     /// `SA'[i]` for every row `i` that is a multiple of the sampling rate.
     pub ssa: Ssa<'a>,
     /// log2 of the sampling rate.
     pub sample_shift: u32,
 }
 
-impl FmIndex<'_> {
+impl<'a> std::ops::Deref for FmIndex<'a> {
+    type Target = RankIndex<'a>;
+
+    #[inline(always)]
+    fn deref(&self) -> &RankIndex<'a> {
+        &self.tables
+    }
+}
+
+/// The empty interval.
+pub const EMPTY: Interval = Interval { lo: 0, hi: 0 };
+
+/// One backward search for [`RankIndex::backward_search_many`]: the
+/// caller's `job`, the pattern's length, how many of its bases (from the
+/// end) `iv` already matches: 0 with the full interval, or k from a k-mer
+/// table.
+#[derive(Clone, Copy, Debug)]
+pub struct BackwardSearch<J> {
+    /// What the caller knows the search by.
+    pub job: J,
+    /// Bases in the pattern.
+    pub len: usize,
+    /// Bases matched so far, from the end.
+    pub matched: usize,
+    /// Their rows.
+    pub iv: Interval,
+}
+
+/// The interleaved walker behind every batch of FM-index walks (backward
+/// searches, locates): up to `lanes` walks in flight, each advanced one step
+/// per round, so that the cache misses of different walks overlap (each
+/// step prefetches what its next one reads). `start` gives the next walk
+/// (`None`: no more); `step` advances one and says whether it has finished,
+/// and a finished walk's slot goes to the next one.
+#[inline(always)]
+fn lockstep<W>(
+    lanes: usize,
+    mut start: impl FnMut() -> Option<W>,
+    mut step: impl FnMut(&mut W) -> bool,
+) {
+    let mut slots: Vec<W> = Vec::with_capacity(lanes.max(1));
+    while slots.len() < lanes.max(1) {
+        match start() {
+            Some(w) => slots.push(w),
+            None => break,
+        }
+    }
+    while !slots.is_empty() {
+        let mut k = 0;
+        while k < slots.len() {
+            if step(&mut slots[k]) {
+                match start() {
+                    Some(w) => slots[k] = w,
+                    None => {
+                        slots.swap_remove(k);
+                        continue;
+                    }
+                }
+            }
+            k += 1;
+        }
+    }
+}
+
+/// One locate walk of [`FmIndex::locate_many`].
+struct LocateWalk {
+    /// Index into the rows.
+    idx: usize,
+    /// The row it stands on.
+    row: u64,
+    /// LF steps taken.
+    steps: u64,
+}
+
+impl RankIndex<'_> {
     /// Position in `B` of row `i`.
     #[inline(always)]
     fn b_pos(&self, i: u64) -> u64 {
@@ -291,55 +377,84 @@ impl FmIndex<'_> {
     /// include only real suffixes: the `$` row never matches a non-empty
     /// pattern.
     pub fn backward_search(&self, pattern: &[u8]) -> Interval {
-        let mut iv = self.full();
-        for &c in pattern.iter().rev() {
-            iv = self.extend(iv, c);
-            if iv.is_empty() {
-                break;
-            }
-        }
-        iv
+        let mut out = self.full();
+        let search = BackwardSearch {
+            job: (),
+            len: pattern.len(),
+            matched: 0,
+            iv: self.full(),
+        };
+        self.backward_search_many(
+            1,
+            [search],
+            |(), k| pattern[pattern.len() - 1 - k],
+            |s| out = s.iv,
+        );
+        out
     }
 
-    /// [`FmIndex::locate`] of many rows, `lanes` walks in lockstep with
-    /// prefetching so that their cache misses overlap. `out[k]` is the
-    /// position of `rows[k]`.
+    /// Backward searches of many patterns, `lanes` in lockstep
+    /// ([`lockstep`]): each step prefetches the Occ lines of the next one.
+    /// `code(job, k)` is the code prepended `k` bases in (the pattern's
+    /// base `len - 1 - k`; above 3 it matches nothing); `done` gets each
+    /// search as it ends: every base matched, or an empty interval.
+    #[inline]
+    pub fn backward_search_many<J: Copy>(
+        &self,
+        lanes: usize,
+        searches: impl IntoIterator<Item = BackwardSearch<J>>,
+        code: impl Fn(J, usize) -> u8,
+        mut done: impl FnMut(BackwardSearch<J>),
+    ) {
+        let mut searches = searches.into_iter();
+        lockstep(
+            lanes,
+            || searches.next(),
+            |s| {
+                if s.matched < s.len && !s.iv.is_empty() {
+                    let c = code(s.job, s.matched);
+                    s.iv = if c < 4 { self.extend(s.iv, c) } else { EMPTY };
+                    s.matched += 1;
+                    if !s.iv.is_empty() && s.matched < s.len {
+                        self.prefetch(s.iv.lo);
+                        self.prefetch(s.iv.hi);
+                        return false;
+                    }
+                }
+                done(*s);
+                true
+            },
+        );
+    }
+}
+
+impl FmIndex<'_> {
+    /// [`FmIndex::locate`] of many rows, `lanes` LF walks in lockstep
+    /// ([`lockstep`]) with prefetching so that their cache misses overlap.
+    /// `out[k]` is the position of `rows[k]`.
     pub fn locate_many(&self, rows: &[u64], lanes: usize, out: &mut Vec<u64>) {
         out.clear();
         out.resize(rows.len(), 0);
-        // (index into rows, current row, steps)
-        let mut slots: Vec<(usize, u64, u64)> = Vec::with_capacity(lanes);
         let mut next = 0;
-        while next < rows.len() && slots.len() < lanes {
-            slots.push((next, rows[next], 0));
+        let start = || {
+            let idx = next;
+            let &row = rows.get(idx)?;
             next += 1;
-        }
-        while !slots.is_empty() {
-            let mut k = 0;
-            while k < slots.len() {
-                let (idx, i, steps) = slots[k];
-                let done = self.walk_end(i, steps);
-                match done {
-                    Some(pos) => {
-                        out[idx] = pos;
-                        if next < rows.len() {
-                            slots[k] = (next, rows[next], 0);
-                            self.prefetch(rows[next]);
-                            next += 1;
-                        } else {
-                            slots.swap_remove(k);
-                            continue;
-                        }
-                    }
-                    None => {
-                        let j = self.lf(i);
-                        self.prefetch(j);
-                        slots[k] = (idx, j, steps + 1);
-                    }
-                }
-                k += 1;
+            self.prefetch(row);
+            Some(LocateWalk { idx, row, steps: 0 })
+        };
+        lockstep(lanes, start, |w| match self.walk_end(w.row, w.steps) {
+            Some(pos) => {
+                out[w.idx] = pos;
+                true
             }
-        }
+            None => {
+                w.row = self.lf(w.row);
+                self.prefetch(w.row);
+                w.steps += 1;
+                false
+            }
+        });
     }
 
     /// Where an LF walk that has taken `steps` steps and stands on row `i`
