@@ -1462,3 +1462,101 @@ fn open_device(_: &Index, cfg: &MapConfig, notices: &mut Vec<String>) -> Option<
 pub fn rate(count: u64, since: Instant) -> f64 {
     count as f64 / since.elapsed().as_secs_f64().max(1e-9)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::{IndexConfig, build_in_memory};
+    use crate::reference::read_fasta_from;
+    use std::path::Path;
+
+    /// xorshift bases.
+    fn bases(seed: &mut u64, n: usize) -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                *seed ^= *seed << 13;
+                *seed ^= *seed >> 7;
+                *seed ^= *seed << 17;
+                b"ACGT"[(*seed % 4) as usize]
+            })
+            .collect()
+    }
+
+    /// `--max-locate N` bounds the rows located per read, also when most
+    /// of a read's rows are matches across an N run (they are in the text,
+    /// which leaves the N out, but never resolve): a repeat with one clean
+    /// copy and 300 copies cut by an N.
+    #[test]
+    fn max_locate_bounds_the_rows_located() {
+        let mut seed = 0x2545_f491_4f6c_dd1d;
+        let unit = bases(&mut seed, 30);
+        let mut fa = b">r\n".to_vec();
+        fa.extend(bases(&mut seed, 50));
+        fa.extend(&unit);
+        for _ in 0..300 {
+            fa.extend(bases(&mut seed, 20));
+            fa.extend(&unit[..15]);
+            fa.push(b'N');
+            fa.extend(&unit[15..]);
+        }
+        fa.extend(bases(&mut seed, 20));
+        fa.push(b'\n');
+        let reference = read_fasta_from(&fa[..], Path::new("r.fa")).unwrap();
+        let index = build_in_memory(
+            reference,
+            &IndexConfig {
+                threads: 1,
+                ..IndexConfig::default()
+            },
+        )
+        .unwrap();
+        let reads = 20;
+        let mut fq = Vec::new();
+        for i in 0..reads {
+            fq.extend(format!("@q{i}\n").bytes());
+            fq.extend(&unit);
+            fq.extend(b"\n+\n");
+            fq.extend(std::iter::repeat_n(b'I', unit.len()));
+            fq.push(b'\n');
+        }
+        let run = |max_locate: u64| {
+            let source =
+                ReadSource::from_reader(std::io::Cursor::new(fq.clone()), Path::new("q.fq"))
+                    .unwrap();
+            let cfg = MapConfig {
+                threads: 1,
+                max_locate,
+                ..MapConfig::default()
+            };
+            let mut sam = Vec::new();
+            let stats = map_reads(
+                &index,
+                Reads::Single(source),
+                &mut sam,
+                "<memory>",
+                &cfg,
+                "test",
+                &|_| {},
+            )
+            .unwrap();
+            (stats, String::from_utf8(sam).unwrap())
+        };
+        // Located in full: every one of the 301 rows, one hit (the clean copy).
+        let (stats, sam) = run(1000);
+        assert_eq!(stats.located, 301 * reads);
+        assert_eq!(stats.mapped, reads);
+        assert!(sam.contains("\tr\t51\t37\t30M\t"), "{sam}");
+        // Over the cap: at most 10 rows each; a read maps (to the clean
+        // copy) only if one of its 10 rows is that copy.
+        let (stats, sam) = run(10);
+        assert!(
+            stats.located <= 10 * reads,
+            "{} rows located for {reads} reads with --max-locate 10",
+            stats.located
+        );
+        for line in sam.lines().filter(|l| !l.starts_with('@')) {
+            let f: Vec<&str> = line.split('\t').collect();
+            assert!(f[1] == "4" || f[3] == "51", "{line}");
+        }
+    }
+}
