@@ -15,6 +15,11 @@
 //! A superblock covers `2^24` lines (3.2 G bases, so the `u32` counts never
 //! overflow); its four `u64` absolute counts sit in a separate small table
 //! that stays in cache. A rank query reads one Occ line.
+//!
+//! [`RankIndex`] holds C and the Occ lines: rank, LF and backward search
+//! (the reversed text's mirror index is one). [`FmIndex`] is a `RankIndex`
+//! plus the sampled SA, so only it can locate. Batches of walks (backward
+//! searches, locates) go through one interleaved walker, `lockstep`.
 
 use bytemuck::{Pod, Zeroable};
 
@@ -394,7 +399,7 @@ impl RankIndex<'_> {
     }
 
     /// Backward searches of many patterns, `lanes` in lockstep
-    /// ([`lockstep`]): each step prefetches the Occ lines of the next one.
+    /// (`lockstep`): each step prefetches the Occ lines of the next one.
     /// `code(job, k)` is the code prepended `k` bases in (the pattern's
     /// base `len - 1 - k`; above 3 it matches nothing); `done` gets each
     /// search as it ends: every base matched, or an empty interval.
@@ -430,7 +435,7 @@ impl RankIndex<'_> {
 
 impl FmIndex<'_> {
     /// [`FmIndex::locate`] of many rows, `lanes` LF walks in lockstep
-    /// ([`lockstep`]) with prefetching so that their cache misses overlap.
+    /// (`lockstep`) with prefetching so that their cache misses overlap.
     /// `out[k]` is the position of `rows[k]`.
     pub fn locate_many(&self, rows: &[u64], lanes: usize, out: &mut Vec<u64>) {
         out.clear();
