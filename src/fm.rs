@@ -218,21 +218,27 @@ pub struct BackwardSearch<J> {
     pub iv: Interval,
 }
 
+/// Walks that [`lockstep`] interleaves.
+trait Walks {
+    /// One walk in flight.
+    type Walk;
+    /// The next walk to start; `None` when there are no more.
+    fn start(&mut self) -> Option<Self::Walk>;
+    /// Advances `w` by one step, prefetching what its next step reads;
+    /// true when it has finished.
+    fn step(&mut self, w: &mut Self::Walk) -> bool;
+}
+
 /// The interleaved walker behind every batch of FM-index walks (backward
 /// searches, locates): up to `lanes` walks in flight, each advanced one step
 /// per round, so that the cache misses of different walks overlap (each
-/// step prefetches what its next one reads). `start` gives the next walk
-/// (`None`: no more); `step` advances one and says whether it has finished,
-/// and a finished walk's slot goes to the next one.
+/// step prefetches what its next one reads). A finished walk's slot goes
+/// to the next one.
 #[inline(always)]
-fn lockstep<W>(
-    lanes: usize,
-    mut start: impl FnMut() -> Option<W>,
-    mut step: impl FnMut(&mut W) -> bool,
-) {
-    let mut slots: Vec<W> = Vec::with_capacity(lanes.max(1));
+fn lockstep<W: Walks>(lanes: usize, walks: &mut W) {
+    let mut slots: Vec<W::Walk> = Vec::with_capacity(lanes.max(1));
     while slots.len() < lanes.max(1) {
-        match start() {
+        match walks.start() {
             Some(w) => slots.push(w),
             None => break,
         }
@@ -240,8 +246,8 @@ fn lockstep<W>(
     while !slots.is_empty() {
         let mut k = 0;
         while k < slots.len() {
-            if step(&mut slots[k]) {
-                match start() {
+            if walks.step(&mut slots[k]) {
+                match walks.start() {
                     Some(w) => slots[k] = w,
                     None => {
                         slots.swap_remove(k);
@@ -254,6 +260,58 @@ fn lockstep<W>(
     }
 }
 
+/// The backward searches of [`RankIndex::backward_search_many`].
+struct Searches<'f, 'a, I, C, D> {
+    fm: &'f RankIndex<'a>,
+    searches: I,
+    code: C,
+    done: D,
+}
+
+impl<J, I, C, D> Walks for Searches<'_, '_, I, C, D>
+where
+    J: Copy,
+    I: Iterator<Item = BackwardSearch<J>>,
+    C: Fn(J, usize) -> u8,
+    D: FnMut(BackwardSearch<J>),
+{
+    type Walk = BackwardSearch<J>;
+
+    /// The next search with a base left to match; those already over (a
+    /// whole pattern from the k-mer table, an empty interval, an empty
+    /// pattern) go straight to `done`.
+    #[inline(always)]
+    fn start(&mut self) -> Option<BackwardSearch<J>> {
+        for s in self.searches.by_ref() {
+            if s.matched < s.len && !s.iv.is_empty() {
+                self.fm.prefetch(s.iv.lo);
+                self.fm.prefetch(s.iv.hi);
+                return Some(s);
+            }
+            (self.done)(s);
+        }
+        None
+    }
+
+    #[inline(always)]
+    fn step(&mut self, s: &mut BackwardSearch<J>) -> bool {
+        let c = (self.code)(s.job, s.matched);
+        s.iv = if c < 4 {
+            self.fm.extend(s.iv, c)
+        } else {
+            EMPTY
+        };
+        s.matched += 1;
+        if s.iv.is_empty() || s.matched == s.len {
+            (self.done)(*s);
+            return true;
+        }
+        self.fm.prefetch(s.iv.lo);
+        self.fm.prefetch(s.iv.hi);
+        false
+    }
+}
+
 /// One locate walk of [`FmIndex::locate_many`].
 struct LocateWalk {
     /// Index into the rows.
@@ -262,6 +320,43 @@ struct LocateWalk {
     row: u64,
     /// LF steps taken.
     steps: u64,
+}
+
+/// The LF walks of [`FmIndex::locate_many`].
+struct Locates<'f, 'a, 'o> {
+    fm: &'f FmIndex<'a>,
+    rows: &'o [u64],
+    next: usize,
+    out: &'o mut [u64],
+}
+
+impl Walks for Locates<'_, '_, '_> {
+    type Walk = LocateWalk;
+
+    #[inline(always)]
+    fn start(&mut self) -> Option<LocateWalk> {
+        let idx = self.next;
+        let &row = self.rows.get(idx)?;
+        self.next += 1;
+        self.fm.prefetch(row);
+        Some(LocateWalk { idx, row, steps: 0 })
+    }
+
+    #[inline(always)]
+    fn step(&mut self, w: &mut LocateWalk) -> bool {
+        match self.fm.walk_end(w.row, w.steps) {
+            Some(pos) => {
+                self.out[w.idx] = pos;
+                true
+            }
+            None => {
+                w.row = self.fm.lf(w.row);
+                self.fm.prefetch(w.row);
+                w.steps += 1;
+                false
+            }
+        }
+    }
 }
 
 impl RankIndex<'_> {
@@ -409,27 +504,15 @@ impl RankIndex<'_> {
         lanes: usize,
         searches: impl IntoIterator<Item = BackwardSearch<J>>,
         code: impl Fn(J, usize) -> u8,
-        mut done: impl FnMut(BackwardSearch<J>),
+        done: impl FnMut(BackwardSearch<J>),
     ) {
-        let mut searches = searches.into_iter();
-        lockstep(
-            lanes,
-            || searches.next(),
-            |s| {
-                if s.matched < s.len && !s.iv.is_empty() {
-                    let c = code(s.job, s.matched);
-                    s.iv = if c < 4 { self.extend(s.iv, c) } else { EMPTY };
-                    s.matched += 1;
-                    if !s.iv.is_empty() && s.matched < s.len {
-                        self.prefetch(s.iv.lo);
-                        self.prefetch(s.iv.hi);
-                        return false;
-                    }
-                }
-                done(*s);
-                true
-            },
-        );
+        let mut walks = Searches {
+            fm: self,
+            searches: searches.into_iter(),
+            code,
+            done,
+        };
+        lockstep(lanes, &mut walks);
     }
 }
 
@@ -440,26 +523,13 @@ impl FmIndex<'_> {
     pub fn locate_many(&self, rows: &[u64], lanes: usize, out: &mut Vec<u64>) {
         out.clear();
         out.resize(rows.len(), 0);
-        let mut next = 0;
-        let start = || {
-            let idx = next;
-            let &row = rows.get(idx)?;
-            next += 1;
-            self.prefetch(row);
-            Some(LocateWalk { idx, row, steps: 0 })
+        let mut walks = Locates {
+            fm: self,
+            rows,
+            next: 0,
+            out,
         };
-        lockstep(lanes, start, |w| match self.walk_end(w.row, w.steps) {
-            Some(pos) => {
-                out[w.idx] = pos;
-                true
-            }
-            None => {
-                w.row = self.lf(w.row);
-                self.prefetch(w.row);
-                w.steps += 1;
-                false
-            }
-        });
+        lockstep(lanes, &mut walks);
     }
 
     /// Where an LF walk that has taken `steps` steps and stands on row `i`

@@ -281,13 +281,11 @@ pub fn search_intervals(
                 let code = (0..k).fold(0usize, |acc, d| {
                     acc << 2 | dna::code_from_end(seq, rev, k - 1 - d) as usize
                 });
-                let iv = table.get(code);
-                fm.prefetch(iv.lo);
-                fm.prefetch(iv.hi);
-                (k, iv)
+                (k, table.get(code))
             };
             BackwardSearch {
-                job: (i, strand),
+                // Read and strand in one word (a smaller slot).
+                job: 2 * i + strand as usize,
                 len: seq.len(),
                 matched,
                 iv,
@@ -297,10 +295,9 @@ pub fn search_intervals(
     fm.backward_search_many(
         INTERLEAVE,
         searches,
-        |(i, strand), d| dna::code_from_end(reads[i], strand.is_reverse(), d),
+        |job, d| dna::code_from_end(reads[job / 2], job % 2 == 1, d),
         |s| {
-            let (i, strand) = s.job;
-            out[i][strand as usize] = s.iv;
+            out[s.job / 2][s.job % 2] = s.iv;
             steps += s.matched as u64;
         },
     );
