@@ -549,6 +549,7 @@ fn strata_rows(st: &Strands) -> (u64, u64) {
 struct Candidates {
     /// Mismatches.
     nm: u8,
+    /// The strand they are on.
     strand: Strand,
     /// Suffix-array rows, or (`located`) the one text position `lo`.
     rows: Interval,
