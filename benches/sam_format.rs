@@ -15,8 +15,10 @@ use sam::alignment::record::{Flags, MappingQuality};
 use sam::alignment::record_buf::data::field::Value;
 use sam::header::record::value::{Map, map::ReferenceSequence};
 
+use fmalign::dna;
+use fmalign::read::{Hit, ReadView};
 use fmalign::reference::{Contig, Layout};
-use fmalign::sam::{Hit, MappedFields, ReadView, push_mapped};
+use fmalign::sam::{MappedFields, push_mapped};
 
 const READS: usize = 200_000;
 
@@ -70,24 +72,18 @@ fn main() {
 
     // A 2-bit text holding each read as aligned (reverse-complemented for
     // reverse hits), so that every record has MD:Z:100, as an exact mapper's.
-    let code = |b: u8| match b {
-        b'A' => 0u8,
-        b'C' => 1,
-        b'G' => 2,
-        _ => 3,
-    };
     let text: Vec<u8> = reads
         .iter()
         .flat_map(|(_, seq, _, hit)| {
-            let fwd: Vec<u8> = seq.iter().map(|&b| code(b)).collect();
+            let fwd = dna::codes(seq);
             if hit.rev {
-                fwd.iter().rev().map(|&c| 3 - c).collect()
+                dna::reverse_complement(&fwd)
             } else {
                 fwd
             }
         })
         .collect();
-    let pac = fmalign::build::pack(&text);
+    let pac = dna::pack(&text);
 
     let t = Instant::now();
     let mut ours = Vec::with_capacity(READS * 300);

@@ -123,8 +123,9 @@ pub fn index(data: &[u8]) -> bool {
 /// mapped on a small reference; noodles (the library the formatter
 /// replaces) must parse every record, with the same name and lengths.
 pub fn sam(data: &[u8]) -> bool {
+    use fmalign::read::Hit;
     use fmalign::sam::{
-        Hit, MappedFields, MateFields, header, push_mapped, push_unmapped, push_unmapped_mate,
+        MappedFields, MateFields, header, push_mapped, push_unmapped, push_unmapped_mate,
     };
     let Ok(mut src) =
         fmalign::fastq::ReadSource::from_reader(Cursor::new(data.to_vec()), Path::new("r.fq"))
@@ -141,7 +142,7 @@ pub fn sam(data: &[u8]) -> bool {
     ]
     .concat();
     let r = fmalign::reference::read_fasta_from(Cursor::new(fa), Path::new("ref.fa")).unwrap();
-    let pac = fmalign::build::pack(&r.text);
+    let pac = fmalign::dna::pack(&r.text);
     let mut out = header(&r.layout, "fmalign map ref.fa r.fq").unwrap();
     let mut expect = Vec::new();
     while let Ok(Some(batch)) = src.next_batch(256) {

@@ -7,7 +7,7 @@
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::fm::{FmIndex, LINE_BASES, OccLine, SUPER_LINES};
+use crate::fm::{LINE_BASES, OccLine, RankIndex, SUPER_LINES};
 use crate::sa::{Pos, Round, SaAlgorithm};
 
 /// The FM-index tables in owned vectors, ready to be written.
@@ -113,24 +113,6 @@ pub fn cumulate(occ: &mut [OccLine]) -> (Vec<[u64; 4]>, [u64; 5]) {
     (sup, c)
 }
 
-/// Packs codes 0..=3 four to a byte, base `i` in bits `2*(i%4)` of byte `i/4`.
-pub fn pack(text: &[u8]) -> Vec<u8> {
-    text.par_chunks(4 * 4096)
-        .flat_map_iter(|chunk| {
-            chunk.chunks(4).map(|q| {
-                q.iter()
-                    .enumerate()
-                    .fold(0u8, |acc, (k, &c)| acc | (c << (2 * k)))
-            })
-        })
-        .collect()
-}
-
-/// Base `i` of a packed text.
-#[inline]
-pub fn packed_base(pac: &[u8], i: u64) -> u8 {
-    (pac[(i / 4) as usize] >> (2 * (i % 4))) & 3
-}
 
 /// Builds the FM tables of `text` on the GPU: the suffix array with a
 /// data-parallel `algorithm` (`auto` and `libsais` mean `hybrid`), then BWT,
@@ -206,7 +188,7 @@ pub fn fm_on_gpu<P: Pos>(
 /// padding after the last base to be zero and the totals to agree with C.
 /// One pass over the Occ section: cheap enough to run on every open, and it
 /// guarantees that rank and LF stay inside `0..=n+1`.
-pub fn verify_occ(fm: &FmIndex<'_>) -> std::result::Result<(), String> {
+pub fn verify_occ(fm: &RankIndex<'_>) -> std::result::Result<(), String> {
     let n = fm.n;
     let mut total = [0u64; 4];
     for (l, line) in fm.occ.iter().enumerate() {
@@ -239,17 +221,19 @@ pub fn verify_occ(fm: &FmIndex<'_>) -> std::result::Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fm::{FmIndex, Ssa};
+    use crate::fm::{FmIndex, RankIndex, Ssa};
     use crate::sa::{SaAlgorithm, build, naive};
     use proptest::prelude::*;
 
     fn view<'a>(parts: &'a FmParts<u32>, n: u64, shift: u32) -> FmIndex<'a> {
         FmIndex {
-            n,
-            primary: parts.primary,
-            c: parts.c,
-            occ: &parts.occ,
-            sup: &parts.sup,
+            tables: RankIndex {
+                n,
+                primary: parts.primary,
+                c: parts.c,
+                occ: &parts.occ,
+                sup: &parts.sup,
+            },
             ssa: Ssa::U32(&parts.ssa),
             sample_shift: shift,
         }
@@ -311,16 +295,6 @@ mod tests {
         #[test]
         fn random_texts(text in proptest::collection::vec(0u8..4, 0..800), shift in 0u32..6) {
             check(&text, shift);
-        }
-    }
-
-    #[test]
-    fn pack_round_trip() {
-        let text: Vec<u8> = (0..100_003).map(|i| (i % 7 % 4) as u8).collect();
-        let pac = pack(&text);
-        assert_eq!(pac.len(), text.len().div_ceil(4));
-        for (i, &c) in text.iter().enumerate() {
-            assert_eq!(packed_base(&pac, i as u64), c);
         }
     }
 }

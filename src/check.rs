@@ -11,7 +11,7 @@
 //!    just verified), so the walk visits every row once: the BWT inverts to
 //!    the reference, hence is its BWT, and every sampled SA entry is right.
 
-use crate::build::packed_base;
+use crate::dna::packed_base;
 use crate::error::{Error, Result};
 use crate::index::Index;
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use needletail::FastxReader;
 
 use crate::error::{Error, Result};
-use crate::sam::ReadView;
+use crate::read::{ReadView, base_name};
 
 /// One read inside a [`Batch`]'s buffer.
 #[derive(Clone, Debug)]
@@ -231,7 +231,7 @@ impl PairSource {
             }
             let k = a.len() - 1;
             let (n1, n2) = (a.get(k).name, b.get(k).name);
-            if crate::pair::base_name(n1) != crate::pair::base_name(n2) {
+            if base_name(n1) != base_name(n2) {
                 let shown = |n: &[u8]| String::from_utf8_lossy(n).into_owned();
                 return Err(Error::input(
                     self.second_path(),

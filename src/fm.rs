@@ -15,6 +15,11 @@
 //! A superblock covers `2^24` lines (3.2 G bases, so the `u32` counts never
 //! overflow); its four `u64` absolute counts sit in a separate small table
 //! that stays in cache. A rank query reads one Occ line.
+//!
+//! [`RankIndex`] holds C and the Occ lines: rank, LF and backward search
+//! (the reversed text's mirror index is one). [`FmIndex`] is a `RankIndex`
+//! plus the sampled SA, so only it can locate. Batches of walks (backward
+//! searches, locates) go through one interleaved walker, `lockstep`.
 
 use bytemuck::{Pod, Zeroable};
 
@@ -153,9 +158,13 @@ impl Interval {
     }
 }
 
-/// An FM-index borrowing its tables (from an mmap or from owned vectors).
+/// The rank tables of an FM-index, borrowed (from an mmap or from owned
+/// vectors): C and the interleaved BWT/Occ. Enough for rank, LF and backward
+/// search, not for locate: the mirror index of bidirectional search (the
+/// reversed text's, which has no sampled SA) is one, and [`FmIndex`] adds
+/// the samples to one.
 #[derive(Clone, Copy, Debug)]
-pub struct FmIndex<'a> {
+pub struct RankIndex<'a> {
     /// Text length (without the sentinel).
     pub n: u64,
     /// Row whose BWT symbol is `$`.
@@ -167,13 +176,190 @@ pub struct FmIndex<'a> {
     pub occ: &'a [OccLine],
     /// Absolute counts at each superblock.
     pub sup: &'a [[u64; 4]],
+}
+
+/// An FM-index: the rank tables and the sampled suffix array, so that rows
+/// can be located. It dereferences to its [`RankIndex`].
+#[derive(Clone, Copy, Debug)]
+pub struct FmIndex<'a> {
+    /// C, BWT and Occ.
+    pub tables: RankIndex<'a>,
     /// `SA'[i]` for every row `i` that is a multiple of the sampling rate.
     pub ssa: Ssa<'a>,
     /// log2 of the sampling rate.
     pub sample_shift: u32,
 }
 
-impl FmIndex<'_> {
+impl<'a> std::ops::Deref for FmIndex<'a> {
+    type Target = RankIndex<'a>;
+
+    #[inline(always)]
+    fn deref(&self) -> &RankIndex<'a> {
+        &self.tables
+    }
+}
+
+/// The empty interval.
+pub const EMPTY: Interval = Interval { lo: 0, hi: 0 };
+
+/// One backward search for [`RankIndex::backward_search_many`]: the
+/// caller's `job`, the pattern's length, how many of its bases (from the
+/// end) `iv` already matches: 0 with the full interval, or k from a k-mer
+/// table.
+#[derive(Clone, Copy, Debug)]
+pub struct BackwardSearch<J> {
+    /// What the caller knows the search by.
+    pub job: J,
+    /// Bases in the pattern.
+    pub len: usize,
+    /// Bases matched so far, from the end.
+    pub matched: usize,
+    /// Their rows.
+    pub iv: Interval,
+}
+
+/// Walks that [`lockstep`] interleaves.
+trait Walks {
+    /// One walk in flight.
+    type Walk;
+    /// The next walk to start; `None` when there are no more.
+    fn start(&mut self) -> Option<Self::Walk>;
+    /// Advances `w` by one step, prefetching what its next step reads;
+    /// true when it has finished.
+    fn step(&mut self, w: &mut Self::Walk) -> bool;
+}
+
+/// The interleaved walker behind every batch of FM-index walks (backward
+/// searches, locates): up to `lanes` walks in flight, each advanced one step
+/// per round, so that the cache misses of different walks overlap (each
+/// step prefetches what its next one reads). A finished walk's slot goes
+/// to the next one.
+#[inline(always)]
+fn lockstep<W: Walks>(lanes: usize, walks: &mut W) {
+    let mut slots: Vec<W::Walk> = Vec::with_capacity(lanes.max(1));
+    while slots.len() < lanes.max(1) {
+        match walks.start() {
+            Some(w) => slots.push(w),
+            None => break,
+        }
+    }
+    while !slots.is_empty() {
+        let mut k = 0;
+        while k < slots.len() {
+            if walks.step(&mut slots[k]) {
+                match walks.start() {
+                    Some(w) => slots[k] = w,
+                    None => {
+                        slots.swap_remove(k);
+                        continue;
+                    }
+                }
+            }
+            k += 1;
+        }
+    }
+}
+
+/// The backward searches of [`RankIndex::backward_search_many`].
+struct Searches<'f, 'a, I, C, D> {
+    fm: &'f RankIndex<'a>,
+    searches: I,
+    code: C,
+    done: D,
+}
+
+impl<J, I, C, D> Walks for Searches<'_, '_, I, C, D>
+where
+    J: Copy,
+    I: Iterator<Item = BackwardSearch<J>>,
+    C: Fn(J, usize) -> u8,
+    D: FnMut(BackwardSearch<J>),
+{
+    type Walk = BackwardSearch<J>;
+
+    /// The next search with a base left to match; those already over (a
+    /// whole pattern from the k-mer table, an empty interval, an empty
+    /// pattern) go straight to `done`.
+    #[inline(always)]
+    fn start(&mut self) -> Option<BackwardSearch<J>> {
+        for s in self.searches.by_ref() {
+            if s.matched < s.len && !s.iv.is_empty() {
+                self.fm.prefetch(s.iv.lo);
+                self.fm.prefetch(s.iv.hi);
+                return Some(s);
+            }
+            (self.done)(s);
+        }
+        None
+    }
+
+    #[inline(always)]
+    fn step(&mut self, s: &mut BackwardSearch<J>) -> bool {
+        let c = (self.code)(s.job, s.matched);
+        s.iv = if c < 4 {
+            self.fm.extend(s.iv, c)
+        } else {
+            EMPTY
+        };
+        s.matched += 1;
+        if s.iv.is_empty() || s.matched == s.len {
+            (self.done)(*s);
+            return true;
+        }
+        self.fm.prefetch(s.iv.lo);
+        self.fm.prefetch(s.iv.hi);
+        false
+    }
+}
+
+/// One locate walk of [`FmIndex::locate_many`].
+struct LocateWalk {
+    /// Index into the rows.
+    idx: usize,
+    /// The row it stands on.
+    row: u64,
+    /// LF steps taken.
+    steps: u64,
+}
+
+/// The LF walks of [`FmIndex::locate_many`].
+struct Locates<'f, 'a, 'o> {
+    fm: &'f FmIndex<'a>,
+    rows: &'o [u64],
+    next: usize,
+    out: &'o mut [u64],
+}
+
+impl Walks for Locates<'_, '_, '_> {
+    type Walk = LocateWalk;
+
+    #[inline(always)]
+    fn start(&mut self) -> Option<LocateWalk> {
+        let idx = self.next;
+        let &row = self.rows.get(idx)?;
+        self.next += 1;
+        self.fm.prefetch(row);
+        Some(LocateWalk { idx, row, steps: 0 })
+    }
+
+    #[inline(always)]
+    fn step(&mut self, w: &mut LocateWalk) -> bool {
+        match self.fm.walk_end(w.row, w.steps) {
+            Some(pos) => {
+                self.out[w.idx] = pos;
+                true
+            }
+            None => {
+                w.row = self.fm.lf(w.row);
+                self.fm.prefetch(w.row);
+                w.steps += 1;
+                false
+            }
+        }
+    }
+}
+
+impl RankIndex<'_> {
     /// Position in `B` of row `i`.
     #[inline(always)]
     fn b_pos(&self, i: u64) -> u64 {
@@ -291,55 +477,59 @@ impl FmIndex<'_> {
     /// include only real suffixes: the `$` row never matches a non-empty
     /// pattern.
     pub fn backward_search(&self, pattern: &[u8]) -> Interval {
-        let mut iv = self.full();
-        for &c in pattern.iter().rev() {
-            iv = self.extend(iv, c);
-            if iv.is_empty() {
-                break;
-            }
-        }
-        iv
+        let mut out = self.full();
+        let search = BackwardSearch {
+            job: (),
+            len: pattern.len(),
+            matched: 0,
+            iv: self.full(),
+        };
+        self.backward_search_many(
+            1,
+            [search],
+            |(), k| pattern[pattern.len() - 1 - k],
+            |s| out = s.iv,
+        );
+        out
     }
 
-    /// [`FmIndex::locate`] of many rows, `lanes` walks in lockstep with
-    /// prefetching so that their cache misses overlap. `out[k]` is the
-    /// position of `rows[k]`.
+    /// Backward searches of many patterns, `lanes` in lockstep
+    /// (`lockstep`): each step prefetches the Occ lines of the next one.
+    /// `code(job, k)` is the code prepended `k` bases in (the pattern's
+    /// base `len - 1 - k`; above 3 it matches nothing); `done` gets each
+    /// search as it ends: every base matched, or an empty interval.
+    #[inline]
+    pub fn backward_search_many<J: Copy>(
+        &self,
+        lanes: usize,
+        searches: impl IntoIterator<Item = BackwardSearch<J>>,
+        code: impl Fn(J, usize) -> u8,
+        done: impl FnMut(BackwardSearch<J>),
+    ) {
+        let mut walks = Searches {
+            fm: self,
+            searches: searches.into_iter(),
+            code,
+            done,
+        };
+        lockstep(lanes, &mut walks);
+    }
+}
+
+impl FmIndex<'_> {
+    /// [`FmIndex::locate`] of many rows, `lanes` LF walks in lockstep
+    /// (`lockstep`) with prefetching so that their cache misses overlap.
+    /// `out[k]` is the position of `rows[k]`.
     pub fn locate_many(&self, rows: &[u64], lanes: usize, out: &mut Vec<u64>) {
         out.clear();
         out.resize(rows.len(), 0);
-        // (index into rows, current row, steps)
-        let mut slots: Vec<(usize, u64, u64)> = Vec::with_capacity(lanes);
-        let mut next = 0;
-        while next < rows.len() && slots.len() < lanes {
-            slots.push((next, rows[next], 0));
-            next += 1;
-        }
-        while !slots.is_empty() {
-            let mut k = 0;
-            while k < slots.len() {
-                let (idx, i, steps) = slots[k];
-                let done = self.walk_end(i, steps);
-                match done {
-                    Some(pos) => {
-                        out[idx] = pos;
-                        if next < rows.len() {
-                            slots[k] = (next, rows[next], 0);
-                            self.prefetch(rows[next]);
-                            next += 1;
-                        } else {
-                            slots.swap_remove(k);
-                            continue;
-                        }
-                    }
-                    None => {
-                        let j = self.lf(i);
-                        self.prefetch(j);
-                        slots[k] = (idx, j, steps + 1);
-                    }
-                }
-                k += 1;
-            }
-        }
+        let mut walks = Locates {
+            fm: self,
+            rows,
+            next: 0,
+            out,
+        };
+        lockstep(lanes, &mut walks);
     }
 
     /// Where an LF walk that has taken `steps` steps and stands on row `i`

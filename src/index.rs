@@ -10,10 +10,11 @@ use std::time::Instant;
 
 use fmalign_index_format::{self as format, SectionId};
 
-use crate::build::{FmParts, fm_from_sa, pack};
+use crate::build::{FmParts, fm_from_sa};
+use crate::dna::pack;
 use crate::device::{Device, Ran};
 use crate::error::{Error, Result};
-use crate::fm::{FmIndex, LINE_BASES, OccLine, SUPER_LINES, Ssa};
+use crate::fm::{FmIndex, LINE_BASES, OccLine, RankIndex, SUPER_LINES, Ssa};
 use crate::reference::{Contig, Hole, Layout, Reference};
 use crate::sa::{self, Pos, SaAlgorithm};
 use crate::segments::Segments;
@@ -643,7 +644,7 @@ impl Index {
         &self.path
     }
 
-    /// The 2-bit packed text (see [`crate::build::pack`]).
+    /// The 2-bit packed text (see [`crate::dna::pack`]).
     pub fn pac(&self) -> &[u8] {
         self.section(SectionId::Pac)
     }
@@ -652,11 +653,13 @@ impl Index {
     pub fn fm(&self) -> FmIndex<'_> {
         let ssa_bytes = self.section(SectionId::Ssa);
         FmIndex {
-            n: self.meta.text_len,
-            primary: self.meta.primary,
-            c: self.meta.c,
-            occ: bytemuck::cast_slice(self.section(SectionId::Occ)),
-            sup: bytemuck::cast_slice(self.section(SectionId::OccSuper)),
+            tables: RankIndex {
+                n: self.meta.text_len,
+                primary: self.meta.primary,
+                c: self.meta.c,
+                occ: bytemuck::cast_slice(self.section(SectionId::Occ)),
+                sup: bytemuck::cast_slice(self.section(SectionId::OccSuper)),
+            },
             ssa: if self.meta.pos_bytes == 8 {
                 Ssa::U64(bytemuck::cast_slice(ssa_bytes))
             } else {
@@ -666,17 +669,15 @@ impl Index {
         }
     }
 
-    /// The FM-index of the reversed text (the mirror of bidirectional
-    /// search): rank and extension only, no locate (it has no sampled SA).
-    pub fn rev_fm(&self) -> FmIndex<'_> {
-        FmIndex {
+    /// The rank tables of the reversed text (the mirror of bidirectional
+    /// search): rank and extension only; it has no sampled SA, so no locate.
+    pub fn rev_fm(&self) -> RankIndex<'_> {
+        RankIndex {
             n: self.meta.text_len,
             primary: self.meta.rev_primary,
             c: self.meta.c,
             occ: bytemuck::cast_slice(self.section(SectionId::RevOcc)),
             sup: bytemuck::cast_slice(self.section(SectionId::RevOccSuper)),
-            ssa: Ssa::U32(&[]),
-            sample_shift: 0,
         }
     }
 

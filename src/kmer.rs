@@ -8,7 +8,7 @@
 
 use rayon::prelude::*;
 
-use crate::fm::{FmIndex, Interval};
+use crate::fm::{EMPTY, Interval, RankIndex};
 
 /// Default k: off. On chr20 with 100 bp reads a 10-mer table (16 MiB,
 /// 0.13 s to build on 2 cores) made the search 4–8% faster, within the
@@ -27,15 +27,14 @@ pub struct KmerTable {
 
 impl KmerTable {
     /// Builds the table for `k` (0 gives an empty table that is never used).
-    pub fn new(fm: &FmIndex<'_>, k: u32) -> KmerTable {
+    pub fn new(fm: &RankIndex<'_>, k: u32) -> KmerTable {
         if k == 0 {
             return KmerTable {
                 k,
                 intervals: Vec::new(),
             };
         }
-        let empty = Interval { lo: 0, hi: 0 };
-        let mut intervals = vec![empty; 1 << (2 * k)];
+        let mut intervals = vec![EMPTY; 1 << (2 * k)];
         // One task per last base: the k-mers ending in base `c` are the
         // indices congruent to c mod 4.
         let parts: Vec<Vec<(usize, Interval)>> = (0..4u8)
@@ -67,7 +66,7 @@ impl KmerTable {
 /// Depth-first: `code` holds the `depth` bases prepended so far (the first
 /// prepended is the least significant digit).
 fn fill(
-    fm: &FmIndex<'_>,
+    fm: &RankIndex<'_>,
     k: u32,
     depth: u32,
     code: usize,

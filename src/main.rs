@@ -402,19 +402,19 @@ fn run_map(a: MapArgs) -> Result<()> {
                 OutputFormat::Sam
             }
         }),
-        pair: (a.reads2.is_some() || a.interleaved).then_some(PairConfig {
-            orientation: if a.rf {
-                Orientation::Rf
-            } else if a.ff {
-                Orientation::Ff
-            } else {
-                Orientation::Fr
-            },
-            min_insert: a.min_insert,
-            max_insert: a.max_insert,
-        }),
     };
-    if cfg.pair.is_none()
+    let pairing = (a.reads2.is_some() || a.interleaved).then_some(PairConfig {
+        orientation: if a.rf {
+            Orientation::Rf
+        } else if a.ff {
+            Orientation::Ff
+        } else {
+            Orientation::Fr
+        },
+        min_insert: a.min_insert,
+        max_insert: a.max_insert,
+    });
+    if pairing.is_none()
         && (a.fr || a.rf || a.ff || a.min_insert.is_some() || a.max_insert.is_some())
     {
         anyhow::bail!("--fr, --rf, --ff, -I and -X apply to pairs: give READS2 or --interleaved");
@@ -439,15 +439,17 @@ fn run_map(a: MapArgs) -> Result<()> {
     let source = {
         use fmalign::fastq::{PairSource, ReadSource};
         let one = ReadSource::open(&a.reads)?;
-        match &a.reads2 {
-            Some(two) if two == &a.reads => {
+        match (&a.reads2, pairing) {
+            (Some(two), _) if two == &a.reads => {
                 anyhow::bail!(
                     "READS and READS2 are the same file; for one file of pairs use --interleaved"
                 )
             }
-            Some(two) => Reads::Paired(PairSource::two_files(one, ReadSource::open(two)?)),
-            None if a.interleaved => Reads::Paired(PairSource::interleaved(one)),
-            None => Reads::Single(one),
+            (Some(two), Some(p)) => {
+                Reads::Paired(PairSource::two_files(one, ReadSource::open(two)?), p)
+            }
+            (None, Some(p)) => Reads::Paired(PairSource::interleaved(one), p),
+            (_, None) => Reads::Single(one),
         }
     };
     let bar = (!a.quiet && std::io::stderr().is_terminal()).then(|| {
@@ -492,6 +494,7 @@ fn run_map(a: MapArgs) -> Result<()> {
     };
     let writer = std::io::BufWriter::with_capacity(1 << 20, writer);
     // On an error the temporary file goes when `rename` is dropped.
+    let paired = source.pairing().is_some();
     let stats = map_reads(&index, source, writer, &name, &cfg, &cl, &progress)?;
     if let Some((tmp, path)) = rename {
         tmp.commit(path).map_err(|e| fmalign::Error::io(path, e))?;
@@ -508,7 +511,7 @@ fn run_map(a: MapArgs) -> Result<()> {
             stats.gpu_fallbacks
         );
     }
-    if cfg.pair.is_some() {
+    if paired {
         log(
             a.quiet,
             format_args!(

@@ -1,5 +1,8 @@
-//! Mapping: batches of reads → exact backward search on both strands →
-//! locate → filter (segments) → SAM, strictly in input order.
+//! Mapping: batches of reads (single or paired) → search on both strands
+//! (exact: interleaved backward search, on the GPU with `--device gpu`;
+//! `-v K`: [`crate::search`]) → locate (at most `--max-locate` rows per read
+//! outside `-a`) → filter (segments) → primary, MAPQ, pairing → SAM or BAM,
+//! strictly in input order.
 //!
 //! Three stages overlap: a reader thread parses batch k+1 while rayon
 //! searches and formats batch k and a writer thread writes batch k-1. A
@@ -12,14 +15,17 @@ use std::time::Instant;
 use crossbeam_channel::bounded;
 use rayon::prelude::*;
 
+use crate::device::{Device, Ran};
+use crate::dna;
 use crate::error::{Error, Result};
-use crate::fastq::{Batch, ReadSource};
-use crate::fm::{FmIndex, Interval};
+use crate::fastq::{Batch, PairSource, ReadSource};
+use crate::fm::{BackwardSearch, EMPTY, FmIndex, Interval, RankIndex};
 use crate::index::Index;
 use crate::kmer::KmerTable;
 use crate::pair::Window;
-use crate::sam::{self, Hit, MAPQ_UNIQUE, MappedFields, ReadView};
-use crate::search::{self, BiIndex, CODE, Found};
+use crate::read::{Hit, ReadView, Strand, base_name};
+use crate::sam::{self, MAPQ_UNIQUE, MappedFields};
+use crate::search::{self, BiIndex, Found};
 use crate::segments::Segments;
 
 /// How many alignments to report per read.
@@ -94,11 +100,9 @@ pub struct MapConfig {
     /// Search method for `-v K` (hidden option `--search`).
     pub search: SearchMode,
     /// Where to search (`--device`): the GPU for exact mapping when present.
-    pub device: crate::device::Device,
+    pub device: Device,
     /// SAM text or BAM.
     pub format: OutputFormat,
-    /// How mates pair (paired input only).
-    pub pair: Option<PairConfig>,
 }
 
 /// Options of paired-end mapping.
@@ -130,8 +134,18 @@ impl PairConfig {
 pub enum Reads {
     /// Single-end reads.
     Single(ReadSource),
-    /// Pairs: two files, or one interleaved.
-    Paired(crate::fastq::PairSource),
+    /// Pairs (two files, or one interleaved) and how they pair.
+    Paired(PairSource, PairConfig),
+}
+
+impl Reads {
+    /// How the mates pair, for paired reads.
+    pub fn pairing(&self) -> Option<&PairConfig> {
+        match self {
+            Reads::Single(_) => None,
+            Reads::Paired(_, p) => Some(p),
+        }
+    }
 }
 
 /// What `map` writes.
@@ -199,9 +213,8 @@ impl Default for MapConfig {
             mismatches: 0,
             strata: false,
             search: SearchMode::Verify,
-            device: crate::device::Device::Auto,
+            device: Device::Auto,
             format: OutputFormat::Sam,
-            pair: None,
         }
     }
 }
@@ -241,8 +254,11 @@ pub struct MapStats {
     pub proper: u64,
     /// Chunks the GPU failed on, mapped on the CPU instead.
     pub gpu_fallbacks: u64,
-    /// `cpu` or `gpu`: where reads were searched.
-    pub device: &'static str,
+    /// Suffix-array rows located (turned into text positions), on either
+    /// device; outside `-a` at most `--max-locate` per read.
+    pub located: u64,
+    /// Where reads were searched.
+    pub device: Ran,
     /// One-line notices (why the GPU was not used).
     pub notices: Vec<String>,
 }
@@ -257,112 +273,66 @@ impl MapStats {
         self.proper += other.proper;
         self.notices.extend(other.notices.iter().cloned());
         self.gpu_fallbacks += other.gpu_fallbacks;
+        self.located += other.located;
     }
-}
-
-/// The next code a strand's backward search prepends, `k` steps in: the
-/// forward read from its end, or the reverse complement from its end (the
-/// complement of the read from its start).
-#[inline(always)]
-fn code_at(seq: &[u8], rev: bool, k: usize) -> u8 {
-    if rev {
-        3 - CODE[seq[k] as usize]
-    } else {
-        CODE[seq[seq.len() - 1 - k] as usize]
-    }
-}
-
-/// Whether a read can have an exact hit at all (non-empty, only A/C/G/T).
-fn searchable(seq: &[u8]) -> bool {
-    !seq.is_empty() && seq.iter().all(|&b| CODE[b as usize] <= 3)
 }
 
 /// Searches in flight at once: enough independent Occ-line loads to hide
 /// memory latency (measured in docs/BENCHMARKS.md).
 const INTERLEAVE: usize = 64;
 
-/// One search in flight: read, strand, characters matched, interval.
-type Slot = (usize, bool, usize, Interval);
-
 /// Backward search of every read on both strands, `INTERLEAVE` searches in
-/// lockstep: each step prefetches the Occ lines of the next one, so cache
-/// misses of different reads overlap. Each search starts with the k-mer
-/// table (reads of at least k bases). Returns `[forward, reverse]` intervals
-/// per read (empty for reads that cannot match) and the number of backward
-/// steps, counting k for each table lookup.
+/// lockstep ([`RankIndex::backward_search_many`]). Each search starts with
+/// the k-mer table (reads of at least k bases). Returns `[forward, reverse]`
+/// intervals per read (empty for reads that cannot match) and the number of
+/// backward steps, counting k for each table lookup.
 pub fn search_intervals(
-    fm: &FmIndex<'_>,
+    fm: &RankIndex<'_>,
     table: &KmerTable,
     reads: &[&[u8]],
 ) -> (Vec<[Interval; 2]>, u64) {
-    let empty = Interval { lo: 0, hi: 0 };
-    let mut out = vec![[empty; 2]; reads.len()];
+    let mut out = vec![[EMPTY; 2]; reads.len()];
     let k = table.k() as usize;
-    let mut jobs = reads
+    let searches = reads
         .iter()
         .enumerate()
-        .filter(|(_, r)| searchable(r))
-        .flat_map(|(i, _)| [(i, false), (i, true)]);
-    let mut steps = 0u64;
-    // The next search that still needs steps after its table lookup.
-    let mut next_job = |out: &mut Vec<[Interval; 2]>, steps: &mut u64| -> Option<Slot> {
-        for (i, rev) in jobs.by_ref() {
+        .filter(|(_, r)| dna::is_acgt(r))
+        .flat_map(|(i, _)| Strand::BOTH.map(|s| (i, s)))
+        .map(|(i, strand)| {
             let seq = reads[i];
-            if k == 0 || seq.len() < k {
-                return Some((i, rev, 0, fm.full()));
-            }
-            let code = (0..k).fold(0usize, |acc, d| {
-                acc << 2 | code_at(seq, rev, k - 1 - d) as usize
-            });
-            let iv = table.get(code);
-            *steps += k as u64;
-            if iv.is_empty() || seq.len() == k {
-                out[i][rev as usize] = iv;
-                continue;
-            }
-            fm.prefetch(iv.lo);
-            fm.prefetch(iv.hi);
-            return Some((i, rev, k, iv));
-        }
-        None
-    };
-    let mut slots: Vec<Slot> = Vec::with_capacity(INTERLEAVE);
-    while slots.len() < INTERLEAVE {
-        match next_job(&mut out, &mut steps) {
-            Some(s) => slots.push(s),
-            None => break,
-        }
-    }
-    while !slots.is_empty() {
-        let mut j = 0;
-        while j < slots.len() {
-            let (i, rev, done, iv) = slots[j];
-            let seq = reads[i];
-            let next = fm.extend(iv, code_at(seq, rev, done));
-            steps += 1;
-            if next.is_empty() || done + 1 == seq.len() {
-                out[i][rev as usize] = next;
-                match next_job(&mut out, &mut steps) {
-                    Some(s) => slots[j] = s,
-                    None => {
-                        slots.swap_remove(j);
-                        continue;
-                    }
-                }
+            let rev = strand.is_reverse();
+            let (matched, iv) = if k == 0 || seq.len() < k {
+                (0, fm.full())
             } else {
-                slots[j] = (i, rev, done + 1, next);
-                fm.prefetch(next.lo);
-                fm.prefetch(next.hi);
+                let code = (0..k).fold(0usize, |acc, d| {
+                    acc << 2 | dna::code_from_end(seq, rev, k - 1 - d) as usize
+                });
+                (k, table.get(code))
+            };
+            BackwardSearch {
+                // Read and strand in one word (a smaller slot).
+                job: 2 * i + strand as usize,
+                len: seq.len(),
+                matched,
+                iv,
             }
-            j += 1;
-        }
-    }
+        });
+    let mut steps = 0u64;
+    fm.backward_search_many(
+        INTERLEAVE,
+        searches,
+        |job, d| dna::code_from_end(reads[job / 2], job % 2 == 1, d),
+        |s| {
+            out[s.job / 2][s.job % 2] = s.iv;
+            steps += s.matched as u64;
+        },
+    );
     (out, steps)
 }
 
 /// Backward-search steps and matching rows (both strands) of a set of reads,
 /// without locate: the counting benchmark of `benches/search.rs`.
-pub fn count_steps(fm: &FmIndex<'_>, table: &KmerTable, reads: &[&[u8]]) -> (u64, u64) {
+pub fn count_steps(fm: &RankIndex<'_>, table: &KmerTable, reads: &[&[u8]]) -> (u64, u64) {
     let (ivs, steps) = search_intervals(fm, table, reads);
     (steps, ivs.iter().map(|[f, r]| f.len() + r.len()).sum())
 }
@@ -427,12 +397,8 @@ pub fn find_many(
     let codes: Vec<Vec<u8>> = reads
         .iter()
         .flat_map(|seq| {
-            let fwd: Vec<u8> = seq.iter().map(|&b| CODE[b as usize]).collect();
-            let rev: Vec<u8> = fwd
-                .iter()
-                .rev()
-                .map(|&c| if c < 4 { 3 - c } else { 4 })
-                .collect();
+            let fwd = dna::codes(seq);
+            let rev = dna::reverse_complement(&fwd);
             [fwd, rev]
         })
         .collect();
@@ -505,11 +471,21 @@ fn locate_all(
     found: &[Strands],
     wanted: impl Fn(usize) -> bool,
 ) -> Vec<Vec<Hit>> {
-    locate_all_on(fm, None, segments, reads, found, wanted).0
+    locate_all_on(fm, None, segments, reads, found, wanted).hits
+}
+
+/// What [`locate_all_on`] found, and where.
+struct Located {
+    /// Each read's hits.
+    hits: Vec<Vec<Hit>>,
+    /// Rows located.
+    rows: u64,
+    /// The device failed and the CPU located the rows instead.
+    cpu_fallback: bool,
 }
 
 /// [`locate_all`], the rows located on `dev` when given (on the CPU if it
-/// fails: the second result says so).
+/// fails).
 fn locate_all_on(
     fm: &FmIndex<'_>,
     dev: Option<&Dev>,
@@ -517,7 +493,7 @@ fn locate_all_on(
     reads: &[&[u8]],
     found: &[Strands],
     wanted: impl Fn(usize) -> bool,
-) -> (Vec<Vec<Hit>>, bool) {
+) -> Located {
     let mut rows = Vec::new();
     for (k, st) in found.iter().enumerate() {
         if wanted(k) {
@@ -544,27 +520,27 @@ fn locate_all_on(
         let mut hits = Vec::new();
         if wanted(k) {
             let len = seq.len() as u64;
-            let mut keep = |p: u64, nm: u8, rev: bool| {
+            let mut keep = |p: u64, nm: u8, strand: Strand| {
                 if let Some((contig, pos)) = segments.resolve(p, len) {
                     hits.push(Hit {
                         nm,
                         contig,
                         pos,
-                        rev,
+                        rev: strand.is_reverse(),
                         text_pos: p,
                     });
                 }
             };
-            for (s, rev) in [(0, false), (1, true)] {
-                for f in &st.rows[s] {
+            for strand in Strand::BOTH {
+                for f in &st.rows[strand as usize] {
                     let n = f.rows.len() as usize;
                     for &p in &pos[at..at + n] {
-                        keep(p, f.mismatches, rev);
+                        keep(p, f.mismatches, strand);
                     }
                     at += n;
                 }
-                for &(p, nm) in &st.pos[s] {
-                    keep(p, nm, rev);
+                for &(p, nm) in &st.pos[strand as usize] {
+                    keep(p, nm, strand);
                 }
             }
             // A verified seed and a searched one can find the same alignment.
@@ -573,7 +549,11 @@ fn locate_all_on(
         }
         out.push(hits);
     }
-    (out, fell_back)
+    Located {
+        hits: out,
+        rows: rows.len() as u64,
+        cpu_fallback: fell_back,
+    }
 }
 
 /// Rows in the best stratum (fewest mismatches) and in the next one.
@@ -589,10 +569,34 @@ fn strata_rows(st: &Strands) -> (u64, u64) {
     (present.next().unwrap_or(0), present.next().unwrap_or(0))
 }
 
-/// For a read with more rows than the locate cap: locates rows in stratum
-/// order (fewest mismatches first) from `start` within the best stratum,
-/// wrapping, until `want` hits inside one segment are found. Deterministic
-/// for a given read and index.
+/// Candidates of [`sample_hits`]: the rows of one interval, or one text
+/// position already located and verified.
+#[derive(Clone, Copy, Debug)]
+struct Candidates {
+    /// Mismatches.
+    nm: u8,
+    /// The strand they are on.
+    strand: Strand,
+    /// Suffix-array rows, or (`located`) the one text position `lo`.
+    rows: Interval,
+    /// `rows.lo` is a text position, not a row.
+    located: bool,
+}
+
+/// A read over the locate cap, sampled: its hits and the rows located.
+struct Sample {
+    /// Hits inside one segment, the first one found first.
+    hits: Vec<Hit>,
+    /// Rows located to find them.
+    located: u64,
+}
+
+/// For a read with more rows than the locate cap: tries candidates in
+/// stratum order (fewest mismatches first) from `start` within the best
+/// stratum, wrapping, until `want` hits inside one segment are found or
+/// `max_tries` candidates (located rows, at most) have been tried: the cap
+/// bounds the work, also when most rows straddle a junction and do not
+/// resolve. Deterministic for a given read and index.
 fn sample_hits(
     fm: &FmIndex<'_>,
     segments: &Segments,
@@ -600,56 +604,66 @@ fn sample_hits(
     st: &Strands,
     start: u64,
     want: usize,
-) -> Vec<Hit> {
-    // Candidates in stratum order: row intervals, and verified positions as
-    // one-element "intervals" (`located`: the start is the text position).
-    let mut parts: Vec<(u8, bool, Interval, bool)> = Vec::new();
-    for (s, rev) in [(0, false), (1, true)] {
-        parts.extend(
-            st.rows[s]
-                .iter()
-                .map(|f| (f.mismatches, rev, f.rows, false)),
-        );
-        parts.extend(
-            st.pos[s]
-                .iter()
-                .map(|&(p, nm)| (nm, rev, Interval { lo: p, hi: p + 1 }, true)),
-        );
+    max_tries: u64,
+) -> Sample {
+    let mut parts: Vec<Candidates> = Vec::new();
+    for strand in Strand::BOTH {
+        parts.extend(st.rows[strand as usize].iter().map(|f| Candidates {
+            nm: f.mismatches,
+            strand,
+            rows: f.rows,
+            located: false,
+        }));
+        parts.extend(st.pos[strand as usize].iter().map(|&(p, nm)| Candidates {
+            nm,
+            strand,
+            rows: Interval { lo: p, hi: p + 1 },
+            located: true,
+        }));
     }
-    parts.sort_unstable_by_key(|&(mm, rev, iv, located)| (mm, rev, located, iv.lo));
-    let total: u64 = parts.iter().map(|p| p.2.len()).sum();
-    let mut hits: Vec<Hit> = Vec::with_capacity(want);
-    for t in 0..total {
+    parts.sort_unstable_by_key(|c| (c.nm, c.strand, c.located, c.rows.lo));
+    let total: u64 = parts.iter().map(|c| c.rows.len()).sum();
+    let mut out = Sample {
+        hits: Vec::with_capacity(want),
+        located: 0,
+    };
+    for t in 0..total.min(max_tries) {
         let mut idx = (start + t) % total;
-        let (nm, rev, row, located) = parts
+        let (c, row) = parts
             .iter()
-            .find_map(|&(mm, rev, iv, located)| {
-                if idx < iv.len() {
-                    Some((mm, rev, iv.lo + idx, located))
+            .find_map(|c| {
+                if idx < c.rows.len() {
+                    Some((c, c.rows.lo + idx))
                 } else {
-                    idx -= iv.len();
+                    idx -= c.rows.len();
                     None
                 }
             })
             .expect("idx < total");
-        let p = if located { row } else { fm.locate(row) };
-        if hits.iter().any(|h| h.text_pos == p && h.rev == rev) {
+        let p = if c.located {
+            row
+        } else {
+            out.located += 1;
+            fm.locate(row)
+        };
+        let rev = c.strand.is_reverse();
+        if out.hits.iter().any(|h| h.text_pos == p && h.rev == rev) {
             continue;
         }
         if let Some((contig, pos)) = segments.resolve(p, len as u64) {
-            hits.push(Hit {
-                nm,
+            out.hits.push(Hit {
+                nm: c.nm,
                 contig,
                 pos,
                 rev,
                 text_pos: p,
             });
-            if hits.len() == want {
+            if out.hits.len() == want {
                 break;
             }
         }
     }
-    hits
+    out
 }
 
 /// A read's hits as the formatter gets them.
@@ -889,8 +903,17 @@ fn format_read(
     written
 }
 
-/// Appends the records of a pair (mate 1 then mate 2); returns the mapped
-/// records of each mate and whether the pair is proper.
+/// What [`format_pair`] wrote.
+struct PairWritten {
+    /// Mapped records of mate 1.
+    mate1: usize,
+    /// Mapped records of mate 2.
+    mate2: usize,
+    /// The pair is proper (flag 0x2).
+    proper: bool,
+}
+
+/// Appends the records of a pair (mate 1 then mate 2).
 #[allow(clippy::too_many_arguments)]
 fn format_pair(
     out: &mut Vec<u8>,
@@ -902,9 +925,9 @@ fn format_pair(
     pairing: &PairConfig,
     window: Window,
     index: &Index,
-) -> (usize, usize, bool) {
+) -> PairWritten {
     // Both mates under the shared name, so they have one QNAME.
-    let name = crate::pair::base_name(r1.name);
+    let name = base_name(r1.name);
     let v1 = ReadView { name, ..*r1 };
     let v2 = ReadView { name, ..*r2 };
     let (s1, s2) = (shown(&v1, f1, cfg), shown(&v2, f2, cfg));
@@ -943,17 +966,29 @@ fn format_pair(
     let proper = choice.is_some();
     let c1 = PairCtx::new(true, proper, p1, q1, hit2.map(|h| (h, l2)));
     let c2 = PairCtx::new(false, proper, p2, q2, hit1.map(|h| (h, l1)));
-    let w1 = format_read(out, &v1, s1.as_ref(), cfg, index, Some(&c1));
-    let w2 = format_read(out, &v2, s2.as_ref(), cfg, index, Some(&c2));
-    (w1, w2, proper)
+    PairWritten {
+        mate1: format_read(out, &v1, s1.as_ref(), cfg, index, Some(&c1)),
+        mate2: format_read(out, &v2, s2.as_ref(), cfg, index, Some(&c2)),
+        proper,
+    }
 }
 
 /// Reads per formatting chunk: large enough to amortise, small enough to
 /// balance across threads.
 const CHUNK_READS: usize = 256;
 
+/// The hits of a chunk of reads, and what it took.
+struct ChunkHits {
+    /// Per read.
+    hits: Vec<ReadHits>,
+    /// Rows located.
+    located: u64,
+    /// The device failed and the CPU took over.
+    cpu_fallback: bool,
+}
+
 /// The hits of each of `seqs` (read names `names`, for the sampled
-/// start); whether the device failed and the CPU took over.
+/// start).
 #[allow(clippy::too_many_arguments)]
 fn chunk_hits(
     seqs: &[&[u8]],
@@ -963,7 +998,7 @@ fn chunk_hits(
     table: &KmerTable,
     cfg: &MapConfig,
     dev: Option<&Dev>,
-) -> (Vec<ReadHits>, bool) {
+) -> ChunkHits {
     let fm = bi.fwd;
     let pac = index.pac();
     let on_device = dev.map(|d| d.exact(seqs));
@@ -974,9 +1009,10 @@ fn chunk_hits(
     };
     let rows = |k: usize| rows_of(&found[k]);
     let cap = cfg.locate_cap();
-    let (all, located_on_cpu) =
-        locate_all_on(&fm, dev, &index.segments, seqs, &found, |k| rows(k) <= cap);
+    let all = locate_all_on(&fm, dev, &index.segments, seqs, &found, |k| rows(k) <= cap);
+    let mut located = all.rows;
     let hits = all
+        .hits
         .into_iter()
         .enumerate()
         .map(|(k, all)| {
@@ -986,16 +1022,26 @@ fn chunk_hits(
                 let (best, next) = strata_rows(&found[k]);
                 let start = name_hash(names[k]) % best;
                 let want = cfg.records_per_read();
-                let hits = sample_hits(&fm, &index.segments, seqs[k].len(), &found[k], start, want);
-                ReadHits::Sampled { hits, best, next }
+                let len = seqs[k].len();
+                let s = sample_hits(&fm, &index.segments, len, &found[k], start, want, cap);
+                located += s.located;
+                ReadHits::Sampled {
+                    hits: s.hits,
+                    best,
+                    next,
+                }
             }
         })
         .collect();
-    (hits, device_failed || located_on_cpu)
+    ChunkHits {
+        hits,
+        located,
+        cpu_fallback: device_failed || all.cpu_fallback,
+    }
 }
 
 /// Searches and formats one batch in parallel (single reads, or pairs when
-/// `mates` is given); returns the SAM text (one buffer per chunk) in input
+/// `mates` and their pairing are given); returns the SAM text (one buffer per chunk) in input
 /// order and the batch's counters. For pairs, `window` is the insert-size
 /// window; when it is still unknown it is estimated from the first
 /// [`crate::pair::ESTIMATE_PAIRS`] pairs of this (the first) batch, with a
@@ -1003,7 +1049,7 @@ fn chunk_hits(
 #[allow(clippy::too_many_arguments)]
 fn process_batch(
     batch: &Batch,
-    mates: Option<&Batch>,
+    mates: Option<(&Batch, &PairConfig)>,
     index: &Index,
     table: &KmerTable,
     cfg: &MapConfig,
@@ -1034,9 +1080,10 @@ fn process_batch(
                 let reads: Vec<ReadView<'_>> = range.map(|i| batch.get(i)).collect();
                 let seqs: Vec<&[u8]> = reads.iter().map(|r| r.seq).collect();
                 let names: Vec<&[u8]> = reads.iter().map(|r| r.name).collect();
-                let (found, fell_back) = chunk_hits(&seqs, &names, &bi, index, table, cfg, dev);
-                st.gpu_fallbacks += u64::from(fell_back);
-                for (read, found) in reads.iter().zip(&found) {
+                let found = chunk_hits(&seqs, &names, &bi, index, table, cfg, dev);
+                st.gpu_fallbacks += u64::from(found.cpu_fallback);
+                st.located += found.located;
+                for (read, found) in reads.iter().zip(&found.hits) {
                     let w = format_read(
                         &mut out,
                         read,
@@ -1054,14 +1101,10 @@ fn process_batch(
                 Ok((out, st))
             })
             .collect::<std::io::Result<_>>()?,
-        Some(mates) => {
-            let pairing = cfg
-                .pair
-                .as_ref()
-                .expect("pairs need a pairing configuration");
+        Some((mates, pairing)) => {
             let per = CHUNK_READS / 2;
             // Hits of both mates of every pair, chunk by chunk.
-            let found: Vec<(Vec<ReadHits>, bool)> = (0..batch.len().div_ceil(per))
+            let found: Vec<ChunkHits> = (0..batch.len().div_ceil(per))
                 .into_par_iter()
                 .map(|c| {
                     let range = c * per..((c + 1) * per).min(batch.len());
@@ -1071,10 +1114,7 @@ fn process_batch(
                         .chain(range.map(|i| mates.get(i)))
                         .collect();
                     let seqs: Vec<&[u8]> = reads.iter().map(|r| r.seq).collect();
-                    let names: Vec<&[u8]> = reads
-                        .iter()
-                        .map(|r| crate::pair::base_name(r.name))
-                        .collect();
+                    let names: Vec<&[u8]> = reads.iter().map(|r| base_name(r.name)).collect();
                     chunk_hits(&seqs, &names, &bi, index, table, cfg, dev)
                 })
                 .collect();
@@ -1082,21 +1122,23 @@ fn process_batch(
                 let w = estimate_window(batch, mates, &found, per, pairing, &mut stats.notices);
                 *window = Some(w);
             }
-            let w = window.expect("set above");
+            let window = window.expect("set above");
             found
                 .into_par_iter()
                 .enumerate()
-                .map(|(c, (hits, fell_back))| {
+                .map(|(c, found)| {
                     let mut out = Vec::with_capacity(CHUNK_READS * 400);
                     let mut st = MapStats {
-                        gpu_fallbacks: u64::from(fell_back),
+                        gpu_fallbacks: u64::from(found.cpu_fallback),
+                        located: found.located,
                         ..MapStats::default()
                     };
+                    let hits = &found.hits;
                     let start = c * per;
                     let n = hits.len() / 2;
                     for k in 0..n {
                         let (r1, r2) = (batch.get(start + k), mates.get(start + k));
-                        let (w1, w2, proper) = format_pair(
+                        let w = format_pair(
                             &mut out,
                             &r1,
                             &r2,
@@ -1104,15 +1146,15 @@ fn process_batch(
                             &hits[n + k],
                             cfg,
                             pairing,
-                            w,
+                            window,
                             index,
                         );
                         st.reads += 2;
                         st.bases += (r1.seq.len() + r2.seq.len()) as u64;
-                        st.mapped += (w1 > 0) as u64 + (w2 > 0) as u64;
-                        st.alignments += (w1 + w2) as u64;
+                        st.mapped += (w.mate1 > 0) as u64 + (w.mate2 > 0) as u64;
+                        st.alignments += (w.mate1 + w.mate2) as u64;
                         st.pairs += 1;
-                        st.proper += u64::from(proper);
+                        st.proper += u64::from(w.proper);
                     }
                     finish(&mut out)?;
                     Ok((out, st))
@@ -1136,7 +1178,7 @@ fn process_batch(
 fn estimate_window(
     batch: &Batch,
     mates: &Batch,
-    found: &[(Vec<ReadHits>, bool)],
+    found: &[ChunkHits],
     per: usize,
     pairing: &PairConfig,
     notices: &mut Vec<String>,
@@ -1149,7 +1191,7 @@ fn estimate_window(
         _ => None,
     };
     for k in 0..want {
-        let (hits, _) = &found[k / per];
+        let hits = &found[k / per].hits;
         let n = hits.len() / 2;
         let (Some(a), Some(b)) = (unique(&hits[k % per]), unique(&hits[n + k % per])) else {
             continue;
@@ -1204,7 +1246,8 @@ pub fn map_reads<W: Write + Send>(
     let (batch_tx, batch_rx) = bounded::<Result<(Batch, Option<Batch>)>>(1);
     // Pairs: the window from the options, or estimated from the first batch
     // (which then holds at least ESTIMATE_PAIRS pairs, whatever -K is).
-    let mut window = cfg.pair.as_ref().and_then(PairConfig::given_window);
+    let pairing = source.pairing().cloned();
+    let mut window = pairing.as_ref().and_then(PairConfig::given_window);
     let first_min = if window.is_none() {
         crate::pair::ESTIMATE_PAIRS
     } else {
@@ -1219,7 +1262,7 @@ pub fn map_reads<W: Write + Send>(
             loop {
                 let next = match &mut source {
                     Reads::Single(src) => src.next_batch(batch_bases).map(|b| b.map(|b| (b, None))),
-                    Reads::Paired(src) => src
+                    Reads::Paired(src, _) => src
                         .next_batch(batch_bases, std::mem::take(&mut min_pairs))
                         .map(|b| b.map(|(a, b)| (a, Some(b)))),
                 };
@@ -1269,7 +1312,11 @@ pub fn map_reads<W: Write + Send>(
             out.flush()
         });
         let mut stats = MapStats {
-            device: if dev.is_some() { "gpu" } else { "cpu" },
+            device: if dev.is_some() {
+                Ran::Gpu
+            } else {
+                Ran::Cpu
+            },
             notices,
             ..MapStats::default()
         };
@@ -1285,7 +1332,7 @@ pub fn map_reads<W: Write + Send>(
             let (text, st) = match pool.install(|| {
                 process_batch(
                     &batch.0,
-                    batch.1.as_ref(),
+                    batch.1.as_ref().zip(pairing.as_ref()),
                     index,
                     &table,
                     cfg,
@@ -1403,7 +1450,6 @@ fn output_header(
 /// to copy the index over.
 #[cfg(feature = "gpu")]
 fn open_device(index: &Index, cfg: &MapConfig, notices: &mut Vec<String>) -> Option<Dev> {
-    use crate::device::Device;
     if cfg.device == Device::Cpu {
         return None;
     }
@@ -1429,7 +1475,7 @@ fn open_device(index: &Index, cfg: &MapConfig, notices: &mut Vec<String>) -> Opt
 /// Without the `gpu` feature: the CPU, with a notice if the GPU was asked for.
 #[cfg(not(feature = "gpu"))]
 fn open_device(_: &Index, cfg: &MapConfig, notices: &mut Vec<String>) -> Option<Dev> {
-    if cfg.device == crate::device::Device::Gpu {
+    if cfg.device == Device::Gpu {
         notices.push("built without the gpu feature; mapping on the CPU".into());
     }
     None
@@ -1438,4 +1484,102 @@ fn open_device(_: &Index, cfg: &MapConfig, notices: &mut Vec<String>) -> Option<
 /// Wall-clock helper for logs.
 pub fn rate(count: u64, since: Instant) -> f64 {
     count as f64 / since.elapsed().as_secs_f64().max(1e-9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::{IndexConfig, build_in_memory};
+    use crate::reference::read_fasta_from;
+    use std::path::Path;
+
+    /// xorshift bases.
+    fn bases(seed: &mut u64, n: usize) -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                *seed ^= *seed << 13;
+                *seed ^= *seed >> 7;
+                *seed ^= *seed << 17;
+                b"ACGT"[(*seed % 4) as usize]
+            })
+            .collect()
+    }
+
+    /// `--max-locate N` bounds the rows located per read, also when most
+    /// of a read's rows are matches across an N run (they are in the text,
+    /// which leaves the N out, but never resolve): a repeat with one clean
+    /// copy and 300 copies cut by an N.
+    #[test]
+    fn max_locate_bounds_the_rows_located() {
+        let mut seed = 0x2545_f491_4f6c_dd1d;
+        let unit = bases(&mut seed, 30);
+        let mut fa = b">r\n".to_vec();
+        fa.extend(bases(&mut seed, 50));
+        fa.extend(&unit);
+        for _ in 0..300 {
+            fa.extend(bases(&mut seed, 20));
+            fa.extend(&unit[..15]);
+            fa.push(b'N');
+            fa.extend(&unit[15..]);
+        }
+        fa.extend(bases(&mut seed, 20));
+        fa.push(b'\n');
+        let reference = read_fasta_from(&fa[..], Path::new("r.fa")).unwrap();
+        let index = build_in_memory(
+            reference,
+            &IndexConfig {
+                threads: 1,
+                ..IndexConfig::default()
+            },
+        )
+        .unwrap();
+        let reads = 20;
+        let mut fq = Vec::new();
+        for i in 0..reads {
+            fq.extend(format!("@q{i}\n").bytes());
+            fq.extend(&unit);
+            fq.extend(b"\n+\n");
+            fq.extend(std::iter::repeat_n(b'I', unit.len()));
+            fq.push(b'\n');
+        }
+        let run = |max_locate: u64| {
+            let source =
+                ReadSource::from_reader(std::io::Cursor::new(fq.clone()), Path::new("q.fq"))
+                    .unwrap();
+            let cfg = MapConfig {
+                threads: 1,
+                max_locate,
+                ..MapConfig::default()
+            };
+            let mut sam = Vec::new();
+            let stats = map_reads(
+                &index,
+                Reads::Single(source),
+                &mut sam,
+                "<memory>",
+                &cfg,
+                "test",
+                &|_| {},
+            )
+            .unwrap();
+            (stats, String::from_utf8(sam).unwrap())
+        };
+        // Located in full: every one of the 301 rows, one hit (the clean copy).
+        let (stats, sam) = run(1000);
+        assert_eq!(stats.located, 301 * reads);
+        assert_eq!(stats.mapped, reads);
+        assert!(sam.contains("\tr\t51\t37\t30M\t"), "{sam}");
+        // Over the cap: at most 10 rows each; a read maps (to the clean
+        // copy) only if one of its 10 rows is that copy.
+        let (stats, sam) = run(10);
+        assert!(
+            stats.located <= 10 * reads,
+            "{} rows located for {reads} reads with --max-locate 10",
+            stats.located
+        );
+        for line in sam.lines().filter(|l| !l.starts_with('@')) {
+            let f: Vec<&str> = line.split('\t').collect();
+            assert!(f[1] == "4" || f[3] == "51", "{line}");
+        }
+    }
 }

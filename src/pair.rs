@@ -9,7 +9,7 @@
 //! read name (the same choice on every run), as single-end reads choose their
 //! primary.
 
-use crate::sam::Hit;
+use crate::read::Hit;
 
 /// Relative orientation of the mates of a proper pair.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -218,14 +218,6 @@ pub fn estimate(fragments: &[u64]) -> Option<Estimate> {
     })
 }
 
-/// The name shared by both mates: `name` without a trailing `/1` or `/2`.
-pub fn base_name(name: &[u8]) -> &[u8] {
-    match name {
-        [rest @ .., b'/', b'1' | b'2'] => rest,
-        _ => name,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -352,14 +344,5 @@ mod tests {
         assert!(e.sd > 11.0 && e.sd < 12.5, "{e:?}");
         assert!(e.window.min > 240 && e.window.max < 360, "{e:?}");
         assert_eq!(estimate(&f[..ESTIMATE_MIN - 1]), None);
-    }
-
-    #[test]
-    fn base_names_drop_the_mate_suffix() {
-        assert_eq!(base_name(b"r1/1"), b"r1");
-        assert_eq!(base_name(b"r1/2"), b"r1");
-        assert_eq!(base_name(b"r1/3"), b"r1/3");
-        assert_eq!(base_name(b"r1"), b"r1");
-        assert_eq!(base_name(b"/1"), b"");
     }
 }

@@ -5,8 +5,8 @@
 //! Ambiguous bases (N and the other IUPAC codes) are left out of the text
 //! rather than replaced by random bases as bwa does. A match in the text can
 //! then never cover an ambiguous base; it can only run across the junction of
-//! two runs of unambiguous bases ("segments"), and [`crate::segments::Segments`]
-//! filters those out.
+//! two runs of unambiguous bases ("segments"), and the `segments` module
+//! (the layer above this one) filters those out.
 
 use std::collections::HashMap;
 use std::io::Read;

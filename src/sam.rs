@@ -8,7 +8,9 @@ use std::num::NonZeroUsize;
 use noodles_sam as sam;
 use sam::header::record::value::map::{self, Map, Program, ReferenceSequence};
 
+use crate::dna::{self, COMPLEMENT, md5_hex, packed_base};
 use crate::error::{Error, Result};
+use crate::read::{Hit, ReadView};
 use crate::reference::Layout;
 
 /// MAPQ of a read with exactly one exact hit: bwa aln's value for a unique
@@ -27,9 +29,10 @@ pub fn header(layout: &Layout, command_line: &str) -> Result<Vec<u8>> {
         let len = NonZeroUsize::new(c.len as usize)
             .ok_or_else(|| Error::Usage(format!("contig {} is empty", c.name)))?;
         let mut sq = Map::<ReferenceSequence>::new(len);
-        let hex: String = c.md5.iter().map(|b| format!("{b:02x}")).collect();
-        sq.other_fields_mut()
-            .insert(map::reference_sequence::tag::MD5_CHECKSUM, hex.into());
+        sq.other_fields_mut().insert(
+            map::reference_sequence::tag::MD5_CHECKSUM,
+            md5_hex(&c.md5).into(),
+        );
         builder = builder.add_reference_sequence(c.name.as_str(), sq);
     }
     let mut pg = Map::<Program>::default();
@@ -55,57 +58,6 @@ pub fn header(layout: &Layout, command_line: &str) -> Result<Vec<u8>> {
     Ok(w.into_inner())
 }
 
-/// One read as parsed.
-#[derive(Clone, Copy, Debug)]
-pub struct ReadView<'a> {
-    /// QNAME (the FASTQ name up to the first whitespace).
-    pub name: &'a [u8],
-    /// Bases as given.
-    pub seq: &'a [u8],
-    /// Qualities as given; `None` for FASTA input.
-    pub qual: Option<&'a [u8]>,
-}
-
-/// One alignment to write. Ordered by mismatches first (strata), then
-/// reference position and strand.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Hit {
-    /// Substitutions against the read (NM).
-    pub nm: u8,
-    /// Contig index.
-    pub contig: u32,
-    /// 0-based leftmost position.
-    pub pos: u64,
-    /// Reverse strand.
-    pub rev: bool,
-    /// Position of the leftmost base in the text (the PAC section), for MD.
-    pub text_pos: u64,
-}
-
-/// Complement, keeping case; IUPAC codes map to their complements, anything
-/// else to itself.
-static COMPLEMENT: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut i = 0;
-    while i < 256 {
-        t[i] = i as u8;
-        i += 1;
-    }
-    let pairs = b"ATCGRYKMBVDHNNSSWWUA";
-    let mut k = 0;
-    while k < pairs.len() {
-        let (a, b) = (pairs[k], pairs[k + 1]);
-        t[a as usize] = b;
-        t[a.to_ascii_lowercase() as usize] = b.to_ascii_lowercase();
-        if a != b'U' {
-            t[b as usize] = a;
-            t[b.to_ascii_lowercase() as usize] = a.to_ascii_lowercase();
-        }
-        k += 2;
-    }
-    t
-};
-
 fn push_int(out: &mut Vec<u8>, x: u64) {
     out.extend_from_slice(itoa::Buffer::new().format(x).as_bytes());
 }
@@ -116,7 +68,7 @@ fn push_seq_qual(out: &mut Vec<u8>, read: &ReadView<'_>, rev: bool) {
         return;
     }
     if rev {
-        out.extend(read.seq.iter().rev().map(|&b| COMPLEMENT[b as usize]));
+        out.extend(dna::reverse_complement_ascii(read.seq));
     } else {
         out.extend_from_slice(read.seq);
     }
@@ -159,7 +111,6 @@ pub struct MappedFields<'a> {
     pub xa: &'a [Hit],
 }
 
-/// The code of a read base as aligned: 0..=3, 4 for anything else.
 /// The fields that tie a paired read to its mate.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MateFields {
@@ -226,10 +177,6 @@ pub fn push_unmapped_mate(
     out.push(b'\n');
 }
 
-fn code(b: u8) -> u8 {
-    crate::search::CODE[b as usize]
-}
-
 /// MD:Z of `hit` (no indels): matching-run lengths between the reference
 /// bases of the mismatches, `pac` the 2-bit text.
 fn push_md(out: &mut Vec<u8>, read: &ReadView<'_>, hit: &Hit, pac: &[u8]) {
@@ -242,8 +189,8 @@ fn push_md(out: &mut Vec<u8>, read: &ReadView<'_>, hit: &Hit, pac: &[u8]) {
         } else {
             read.seq[i]
         };
-        let r = crate::build::packed_base(pac, hit.text_pos + i as u64);
-        if code(b) == r {
+        let r = packed_base(pac, hit.text_pos + i as u64);
+        if dna::code(b) == r {
             run += 1;
         } else {
             push_int(out, run);
@@ -339,7 +286,7 @@ mod tests {
             qual: Some(b"ABCDE"),
         };
         // Text: ACGTACGT (chr1 without its Ns) then GGGG (chr2).
-        let pac = crate::build::pack(&[0, 1, 2, 3, 0, 1, 2, 3, 2, 2, 2, 2]);
+        let pac = dna::pack(&[0, 1, 2, 3, 0, 1, 2, 3, 2, 2, 2, 2]);
         let hits = [
             Hit {
                 nm: 1,
@@ -419,14 +366,5 @@ mod tests {
         assert!(recs[1].flags().is_secondary());
         assert!(recs[2].flags().is_unmapped());
         let _ = recs[0].name();
-    }
-
-    #[test]
-    fn complement_table() {
-        let s: Vec<u8> = b"ACGTNacgtnRYKMBVDH."
-            .iter()
-            .map(|&b| COMPLEMENT[b as usize])
-            .collect();
-        assert_eq!(&s, b"TGCANtgcanYRMKVBHD.");
     }
 }

@@ -25,32 +25,20 @@
 //! schemes"). docs/ALGORITHMS.md compares this with backtracking on the
 //! forward index alone.
 
-use crate::fm::{FmIndex, Interval};
+use crate::dna::{NO_BASE, packed_base};
+use crate::fm::{BackwardSearch, EMPTY, FmIndex, Interval, RankIndex};
 
 /// The largest `-v` accepted.
 pub const MAX_MISMATCHES: u8 = 3;
-
-/// Base → code 0..=3; anything else (N, IUPAC) 4, which matches nothing.
-pub static CODE: [u8; 256] = {
-    let mut t = [4u8; 256];
-    t[b'A' as usize] = 0;
-    t[b'C' as usize] = 1;
-    t[b'G' as usize] = 2;
-    t[b'T' as usize] = 3;
-    t[b'a' as usize] = 0;
-    t[b'c' as usize] = 1;
-    t[b'g' as usize] = 2;
-    t[b't' as usize] = 3;
-    t
-};
 
 /// The two FM-indexes of bidirectional search.
 #[derive(Clone, Copy, Debug)]
 pub struct BiIndex<'a> {
     /// Index of the text.
     pub fwd: FmIndex<'a>,
-    /// Index of the reversed text.
-    pub rev: FmIndex<'a>,
+    /// Rank tables of the reversed text (no sampled SA: nothing is located
+    /// in it).
+    pub rev: RankIndex<'a>,
 }
 
 /// A pattern's rows in both indexes (the same count).
@@ -95,6 +83,15 @@ impl<'a> BiIndex<'a> {
         })
     }
 
+    /// The four extensions of `iv`'s pattern on one side.
+    #[inline(always)]
+    fn extend(&self, iv: BiInterval, dir: Direction) -> [BiInterval; 4] {
+        match dir {
+            Direction::Left => self.extend_left(iv),
+            Direction::Right => self.extend_right(iv),
+        }
+    }
+
     /// The four right extensions `Pc` of `iv`'s pattern.
     #[inline(always)]
     fn extend_right(&self, iv: BiInterval) -> [BiInterval; 4] {
@@ -117,7 +114,7 @@ impl<'a> BiIndex<'a> {
 /// `c`, `make(new rows in fm, new start in the other index)`.
 #[inline(always)]
 fn step(
-    fm: &FmIndex<'_>,
+    fm: &RankIndex<'_>,
     iv: Interval,
     other_lo: u64,
     make: impl Fn(Interval, u64) -> BiInterval,
@@ -127,7 +124,7 @@ fn step(
     // The occurrence at the end of the text (BWT symbol `$`) sorts first.
     let mut start = other_lo + u64::from(iv.lo <= fm.primary && fm.primary < iv.hi);
     let mut out = [BiInterval {
-        fwd: Interval { lo: 0, hi: 0 },
+        fwd: EMPTY,
         rev_lo: 0,
     }; 4];
     for c in 0..4 {
@@ -155,16 +152,47 @@ pub fn order(k: usize, i: usize) -> Vec<usize> {
     (i..=k).chain((0..i).rev()).collect()
 }
 
+/// Which way a bidirectional step extends the pattern.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Direction {
+    /// Prepend a base (backward search in the text's index).
+    Left,
+    /// Append a base (backward search in the reversed text's).
+    Right,
+}
+
+/// One position of a search, in the order it is matched.
+#[derive(Clone, Copy, Debug)]
+struct Step {
+    /// Position in the read.
+    pos: usize,
+    /// Which way it extends the pattern.
+    dir: Direction,
+    /// Its part (an index into `Search::parts`).
+    part: usize,
+}
+
+/// Where a part's positions sit among the steps, and the mismatches it
+/// must carry.
+#[derive(Clone, Copy, Debug, Default)]
+struct PartSteps {
+    /// First step of the part.
+    first: usize,
+    /// Last step of the part.
+    last: usize,
+    /// Minimum mismatches in the part.
+    min_mm: u8,
+}
+
 /// State of one search: the read's codes, the bounds and the output.
 struct Search<'s, 'a> {
     bi: &'s BiIndex<'a>,
     codes: &'s [u8],
     k: u8,
-    /// Positions to match, in order, each with its direction (true: to the
-    /// right) and the index of its part in `parts`.
-    steps: Vec<(usize, bool, usize)>,
-    /// Per part: `(first step, last step, minimum mismatches in the part)`.
-    parts: Vec<(usize, usize, u8)>,
+    /// Positions to match, in order.
+    steps: Vec<Step>,
+    /// Per part: its steps and minimum mismatches.
+    parts: Vec<PartSteps>,
     out: &'s mut Vec<Found>,
     /// Extension steps taken (for benchmarks).
     work: u64,
@@ -179,20 +207,20 @@ impl Search<'_, '_> {
             });
             return;
         }
-        let (pos, right, p) = self.steps[s];
-        let (first, last, min_mm) = self.parts[p];
+        let Step { pos, dir, part } = self.steps[s];
+        let PartSteps {
+            first,
+            last,
+            min_mm,
+        } = self.parts[part];
         let in_part = if s == first { 0 } else { mm_part };
         let want = self.codes[pos];
-        let next = if right {
-            self.bi.extend_right(iv)
-        } else {
-            self.bi.extend_left(iv)
-        };
+        let next = self.bi.extend(iv, dir);
         self.work += 1;
         // The read's own base first, then the substitutions (an N, code 4,
         // matches no base: all four are substitutions).
         for c in std::iter::once(want).chain((0..4).filter(|&c| c != want)) {
-            if c > 3 {
+            if c >= NO_BASE {
                 continue;
             }
             let sub = u8::from(c != want);
@@ -243,19 +271,23 @@ pub fn search(bi: &BiIndex<'_>, codes: &[u8], k: u8, out: &mut Vec<Found>) -> u6
 fn scheme(bi: &BiIndex<'_>, codes: &[u8], k: u8, i: usize, out: &mut Vec<Found>) -> u64 {
     let (m, kk) = (codes.len(), k as usize);
     let mut steps = Vec::with_capacity(m);
-    let mut parts = vec![(0, 0, 0u8); kk + 1];
+    let mut parts = vec![PartSteps::default(); kk + 1];
     for p in order(kk, i) {
         let (s, e) = part(m, kk, p);
-        let right = p > i;
         let first = steps.len();
-        if right {
-            steps.extend((s..e).map(|x| (x, true, p)));
+        let step = |pos, dir| Step { pos, dir, part: p };
+        if p > i {
+            steps.extend((s..e).map(|x| step(x, Direction::Right)));
         } else {
-            steps.extend((s..e).rev().map(|x| (x, false, p)));
+            steps.extend((s..e).rev().map(|x| step(x, Direction::Left)));
         }
         // Parts left of the exact one carry at least one mismatch, so
         // that each alignment is found by one search only.
-        parts[p] = (first, steps.len() - 1, u8::from(p < i));
+        parts[p] = PartSteps {
+            first,
+            last: steps.len() - 1,
+            min_mm: u8::from(p < i),
+        };
     }
     let (s, e) = part(m, kk, i);
     let mut srch = Search {
@@ -277,7 +309,7 @@ fn scheme(bi: &BiIndex<'_>, codes: &[u8], k: u8, i: usize, out: &mut Vec<Found>)
 pub fn hamming(pac: &[u8], start: u64, codes: &[u8], k: u8) -> Option<u8> {
     let mut mm = 0u8;
     for (i, &c) in codes.iter().enumerate() {
-        if crate::build::packed_base(pac, start + i as u64) != c {
+        if packed_base(pac, start + i as u64) != c {
             mm += 1;
             if mm > k {
                 return None;
@@ -314,55 +346,21 @@ pub fn search_verify(
 }
 
 /// Exact backward searches of many patterns (codes 0..=3; a 4 matches
-/// nothing), `lanes` in lockstep: each step prefetches the Occ lines of the
-/// next one, so the cache misses of different patterns overlap.
-pub fn exact_many(fm: &FmIndex<'_>, patterns: &[&[u8]], lanes: usize) -> Vec<Interval> {
-    let empty = Interval { lo: 0, hi: 0 };
-    let mut out = vec![empty; patterns.len()];
-    // (pattern, bases still to match, interval)
-    let mut slots: Vec<(usize, usize, Interval)> = Vec::with_capacity(lanes);
-    let mut next = 0;
-    let mut refill = |slots: &mut Vec<(usize, usize, Interval)>, at: Option<usize>| {
-        while next < patterns.len() {
-            let p = next;
-            next += 1;
-            if patterns[p].is_empty() {
-                out[p] = fm.full();
-                continue;
-            }
-            match at {
-                Some(j) => slots[j] = (p, patterns[p].len(), fm.full()),
-                None => slots.push((p, patterns[p].len(), fm.full())),
-            }
-            return true;
-        }
-        false
-    };
-    while slots.len() < lanes && refill(&mut slots, None) {}
-    let mut done: Vec<(usize, Interval)> = Vec::new();
-    while !slots.is_empty() {
-        let mut j = 0;
-        while j < slots.len() {
-            let (p, left, iv) = slots[j];
-            let c = patterns[p][left - 1];
-            let nv = if c > 3 { empty } else { fm.extend(iv, c) };
-            if nv.is_empty() || left == 1 {
-                done.push((p, nv));
-                if !refill(&mut slots, Some(j)) {
-                    slots.swap_remove(j);
-                    continue;
-                }
-            } else {
-                slots[j] = (p, left - 1, nv);
-                fm.prefetch(nv.lo);
-                fm.prefetch(nv.hi);
-            }
-            j += 1;
-        }
-    }
-    for (p, iv) in done {
-        out[p] = iv;
-    }
+/// nothing), `lanes` in lockstep ([`RankIndex::backward_search_many`]).
+pub fn exact_many(fm: &RankIndex<'_>, patterns: &[&[u8]], lanes: usize) -> Vec<Interval> {
+    let mut out = vec![EMPTY; patterns.len()];
+    let searches = patterns.iter().enumerate().map(|(p, pat)| BackwardSearch {
+        job: p,
+        len: pat.len(),
+        matched: 0,
+        iv: fm.full(),
+    });
+    fm.backward_search_many(
+        lanes,
+        searches,
+        |p, k| patterns[p][patterns[p].len() - 1 - k],
+        |s| out[s.job] = s.iv,
+    );
     out
 }
 
@@ -451,16 +449,12 @@ impl Search<'_, '_> {
     fn run_exact_then(&mut self, exact: usize) {
         let mut iv = self.bi.full();
         for s in 0..exact {
-            let (pos, right, _) = self.steps[s];
+            let Step { pos, dir, .. } = self.steps[s];
             let c = self.codes[pos];
-            if c > 3 {
+            if c >= NO_BASE {
                 return;
             }
-            let next = if right {
-                self.bi.extend_right(iv)
-            } else {
-                self.bi.extend_left(iv)
-            };
+            let next = self.bi.extend(iv, dir);
             self.work += 1;
             iv = next[c as usize];
             if iv.len() == 0 {
@@ -474,9 +468,9 @@ impl Search<'_, '_> {
 /// Reference implementation for tests and benchmarks: backtracking over
 /// the text's index alone (right to left, every base at every position),
 /// pruned only by the mismatch budget. Same output as [`search`].
-pub fn backtrack(fm: &FmIndex<'_>, codes: &[u8], k: u8, out: &mut Vec<Found>) -> u64 {
+pub fn backtrack(fm: &RankIndex<'_>, codes: &[u8], k: u8, out: &mut Vec<Found>) -> u64 {
     struct Bt<'s, 'a> {
-        fm: &'s FmIndex<'a>,
+        fm: &'s RankIndex<'a>,
         codes: &'s [u8],
         k: u8,
         out: &'s mut Vec<Found>,
@@ -524,6 +518,7 @@ pub fn backtrack(fm: &FmIndex<'_>, codes: &[u8], k: u8, out: &mut Vec<Found>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dna::CODE;
     use crate::index::{IndexConfig, build_in_memory};
     use crate::reference::read_fasta_from;
     use proptest::prelude::*;

@@ -74,7 +74,7 @@ impl DeviceIndex {
         for r in reads {
             offsets.push(codes.len() as u64);
             lens.push(r.len() as u32);
-            codes.extend(r.iter().map(|&b| crate::search::CODE[b as usize]));
+            codes.extend(r.iter().map(|&b| crate::dna::code(b)));
         }
         codes.push(4); // never empty
         let st = &self.gpu.stream;

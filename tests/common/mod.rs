@@ -243,7 +243,7 @@ pub fn oracle(refs: &[RefSeq], read: &[u8]) -> Vec<OHit> {
 }
 
 /// Converts the library's hits into oracle form.
-pub fn lib_hits(hits: &[fmalign::sam::Hit]) -> Vec<OHit> {
+pub fn lib_hits(hits: &[fmalign::read::Hit]) -> Vec<OHit> {
     hits.iter().map(|h| (h.contig, h.pos, h.rev)).collect()
 }
 

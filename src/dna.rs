@@ -1,0 +1,175 @@
+//! The DNA alphabet, the bottom layer every other module builds on: ASCII
+//! bases → codes 0..=3 ([`CODE`]), complements and reverse complements of
+//! codes and of ASCII (IUPAC included), the 2-bit packed text (the index's
+//! PAC section: [`pack`], [`packed_base`]) and the hex form of a contig's
+//! MD5 (SAM `@SQ M5`).
+
+use rayon::prelude::*;
+
+/// Code of a base that matches none (N, IUPAC, anything but A/C/G/T).
+pub const NO_BASE: u8 = 4;
+
+/// Base → code 0..=3 (A, C, G, T, either case); anything else (N, IUPAC)
+/// [`NO_BASE`], which matches nothing.
+pub static CODE: [u8; 256] = {
+    let mut t = [NO_BASE; 256];
+    t[b'A' as usize] = 0;
+    t[b'C' as usize] = 1;
+    t[b'G' as usize] = 2;
+    t[b'T' as usize] = 3;
+    t[b'a' as usize] = 0;
+    t[b'c' as usize] = 1;
+    t[b'g' as usize] = 2;
+    t[b't' as usize] = 3;
+    t
+};
+
+/// The code of an ASCII base.
+#[inline(always)]
+pub fn code(b: u8) -> u8 {
+    CODE[b as usize]
+}
+
+/// Whether every byte is A/C/G/T (either case): a sequence that can match
+/// the text exactly. The empty sequence is not.
+pub fn is_acgt(seq: &[u8]) -> bool {
+    !seq.is_empty() && seq.iter().all(|&b| code(b) < NO_BASE)
+}
+
+/// The complement of a code: A↔T, C↔G; [`NO_BASE`] stays itself.
+#[inline(always)]
+pub fn complement(c: u8) -> u8 {
+    if c < NO_BASE { 3 - c } else { NO_BASE }
+}
+
+/// The codes of `seq` (ASCII): [`CODE`] of each base.
+pub fn codes(seq: &[u8]) -> Vec<u8> {
+    seq.iter().map(|&b| code(b)).collect()
+}
+
+/// The reverse complement of a sequence of codes.
+pub fn reverse_complement(codes: &[u8]) -> Vec<u8> {
+    codes.iter().rev().map(|&c| complement(c)).collect()
+}
+
+/// The code `k` steps into a backward search of `seq` (ASCII, only A/C/G/T)
+/// on one strand: the forward read is matched from its end; its reverse
+/// complement, also from its end, is the complement of the read from its
+/// start.
+#[inline(always)]
+pub fn code_from_end(seq: &[u8], reverse: bool, k: usize) -> u8 {
+    if reverse {
+        3 - code(seq[k])
+    } else {
+        code(seq[seq.len() - 1 - k])
+    }
+}
+
+/// ASCII complement, keeping case; IUPAC codes map to their complements,
+/// anything else to itself.
+pub static COMPLEMENT: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = i as u8;
+        i += 1;
+    }
+    let pairs = b"ATCGRYKMBVDHNNSSWWUA";
+    let mut k = 0;
+    while k < pairs.len() {
+        let (a, b) = (pairs[k], pairs[k + 1]);
+        t[a as usize] = b;
+        t[a.to_ascii_lowercase() as usize] = b.to_ascii_lowercase();
+        if a != b'U' {
+            t[b as usize] = a;
+            t[b.to_ascii_lowercase() as usize] = a.to_ascii_lowercase();
+        }
+        k += 2;
+    }
+    t
+};
+
+/// The reverse complement of an ASCII sequence ([`COMPLEMENT`] of each
+/// byte, last first).
+pub fn reverse_complement_ascii(seq: &[u8]) -> impl Iterator<Item = u8> + '_ {
+    seq.iter().rev().map(|&b| COMPLEMENT[b as usize])
+}
+
+/// Packs codes 0..=3 four to a byte, base `i` in bits `2*(i%4)` of byte
+/// `i/4` (the PAC section; in parallel, the bytes independent of threads).
+pub fn pack(text: &[u8]) -> Vec<u8> {
+    text.par_chunks(4 * 4096)
+        .flat_map_iter(|chunk| chunk.chunks(4).map(pack4))
+        .collect()
+}
+
+/// One byte of [`pack`]: up to four codes, the first in the low bits.
+#[inline]
+pub fn pack4(q: &[u8]) -> u8 {
+    q.iter()
+        .enumerate()
+        .fold(0u8, |acc, (k, &c)| acc | (c << (2 * k)))
+}
+
+/// Base `i` of a packed text.
+#[inline]
+pub fn packed_base(pac: &[u8], i: u64) -> u8 {
+    (pac[(i / 4) as usize] >> (2 * (i % 4))) & 3
+}
+
+/// An MD5 digest in lower-case hex (SAM `@SQ M5`, `fmalign info`).
+pub fn md5_hex(md5: &[u8; 16]) -> String {
+    md5.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn complement_table() {
+        let s: Vec<u8> = b"ACGTNacgtnRYKMBVDH."
+            .iter()
+            .map(|&b| COMPLEMENT[b as usize])
+            .collect();
+        assert_eq!(&s, b"TGCANtgcanYRMKVBHD.");
+        let rc: Vec<u8> = reverse_complement_ascii(b"AACgN").collect();
+        assert_eq!(&rc, b"NcGTT");
+    }
+
+    /// Codes and ASCII agree: the reverse complement of the codes is the
+    /// codes of the ASCII reverse complement.
+    #[test]
+    fn code_and_ascii_complements_agree() {
+        let seq = b"ACGTNacgtnRYKM";
+        let rc: Vec<u8> = reverse_complement_ascii(seq).collect();
+        assert_eq!(reverse_complement(&codes(seq)), codes(&rc));
+        for k in 0..4 {
+            assert_eq!(code_from_end(b"ACGT", false, k), 3 - k as u8);
+            assert_eq!(code_from_end(b"AACG", true, k), code(rc_of(b"AACG")[3 - k]));
+        }
+        assert!(is_acgt(b"acgT") && !is_acgt(b"") && !is_acgt(b"ACN"));
+    }
+
+    fn rc_of(s: &[u8]) -> Vec<u8> {
+        reverse_complement_ascii(s).collect()
+    }
+
+    #[test]
+    fn pack_round_trip() {
+        let text: Vec<u8> = (0..100_003).map(|i| (i % 7 % 4) as u8).collect();
+        let pac = pack(&text);
+        assert_eq!(pac.len(), text.len().div_ceil(4));
+        for (i, &c) in text.iter().enumerate() {
+            assert_eq!(packed_base(&pac, i as u64), c);
+        }
+    }
+
+    #[test]
+    fn md5_in_hex() {
+        let mut d = [0u8; 16];
+        d[0] = 0xab;
+        d[15] = 0x01;
+        assert_eq!(md5_hex(&d), "ab000000000000000000000000000001");
+    }
+}
