@@ -2,22 +2,27 @@
 //! ([`Comm`]) and written by them into one file, byte-identical to the
 //! single-process index of the same reference and options.
 //!
-//! 1. **scan** — rank 0 streams the FASTA once ([`crate::scan::scan_fasta`]:
-//!    contigs, holes, MD5s, the text length, a checkpoint every
-//!    [`CHECKPOINT_BASES`] bases; never the text) and broadcasts the text
-//!    length and the checkpoints.
-//! 2. **read** — every rank reads only its block of text positions plus
-//!    [`KEY_CHARS`] bases after it ([`crate::scan::read_text_range`], from
-//!    the nearest checkpoint), and the same window of the reversed text.
-//! 3. **sa**, **bwt+occ** — [`super::sa`]: distributed prefix doubling, the BWT
-//!    slice of each rank's slice of the suffix array, its Occ lines and
-//!    sampled SA rows; **reversed** — the same for the reversed text (the
-//!    mirror index: Occ only).
-//! 4. **write** — rank 0 creates the temporary file (`.NAME.tmp.PID`) at its
-//!    final length; every rank writes its pieces of PAC, OCC, SSA and REV_OCC
-//!    at their offsets, rank 0 the small sections; the per-piece CRCs are
-//!    combined in order on rank 0 (`crc32fast::Hasher::combine`), which
-//!    writes the header and section table last and renames the file.
+//! 1. **scan** (`scan_on_rank0`) — rank 0 streams the FASTA once
+//!    ([`crate::scan::scan_fasta`]: contigs, holes, MD5s, the text length, a
+//!    checkpoint every [`CHECKPOINT_BASES`] bases; never the text) and
+//!    broadcasts the text length and the checkpoints.
+//! 2. **read** (`check_memory`, `read_windows`) — every rank checks that
+//!    its block fits in its memory ([`memory_estimate`]), then reads only its
+//!    block of text positions plus [`KEY_CHARS`] bases after it
+//!    ([`crate::scan::read_text_range`], from the nearest checkpoint), and
+//!    the same window of the reversed text.
+//! 3. **sa**, **bwt+occ** (`share_of`) — [`super::sa`]: distributed prefix
+//!    doubling, the BWT slice of each rank's slice of the suffix array, its
+//!    Occ lines and sampled SA rows; **reversed** — the same for the
+//!    reversed text (the mirror index: Occ only).
+//! 4. **write** (`rank_pieces`, `rank0_pieces`, `write_file`) — every rank
+//!    cuts its pieces of PAC, OCC, SSA and REV_OCC, rank 0 also the small
+//!    sections; the pieces' CRCs go to rank 0, which combines them in order
+//!    per section (`crc32fast::Hasher::combine`), plans the file and creates
+//!    the temporary file (`.NAME.tmp.PID`) at its final length
+//!    (`plan_file`); every rank writes its pieces at their offsets
+//!    (`write_pieces`); rank 0 writes the header and section table last and
+//!    renames the file (`seal`).
 //!
 //! Every phase ends with an agreement: when any rank fails (bad input seen
 //! by rank 0, a read or write error anywhere), every rank stops with an
@@ -106,7 +111,8 @@ pub fn build_with_fault<C: Comm>(
     })
 }
 
-/// [`build`], with `read` as phase 2 ([`read_windows`]).
+/// [`build`]: the phases of the module's list in order, each ended by an
+/// agreement, with `read` as phase 2 ([`read_windows`]).
 fn build_reading<C: Comm>(
     comm: &C,
     fasta: &Path,
@@ -172,8 +178,8 @@ fn build_reading<C: Comm>(
     })
 }
 
-/// Runs `f` on this rank, then agrees with the others: this rank's error,
-/// or [`Error::OtherRank`] naming the first rank that failed.
+/// This rank's outcome `r`, agreed with the others (a collective): this
+/// rank's error, or [`Error::OtherRank`] naming the first rank that failed.
 fn agreed<C: Comm, T>(comm: &C, r: Result<T>) -> Result<T> {
     let ok = comm.allgather(u8::from(r.is_ok()));
     match r {
@@ -218,8 +224,8 @@ fn gather_on_rank0<C: Comm, T: bytemuck::Pod + Send>(comm: &C, mine: Vec<T>) -> 
     comm.alltoallv(send)
 }
 
-/// 1. Rank 0's scan of the FASTA (`None` elsewhere), and on every rank the
-/// text length and the checkpoints.
+/// Phase 1 (scan): rank 0's scan of the FASTA (`None` elsewhere), and on
+/// every rank the text length and the checkpoints.
 fn scan_on_rank0<C: Comm>(comm: &C, fasta: &Path) -> Result<(Option<Scan>, u64, Vec<Checkpoint>)> {
     let scanned = if comm.rank() == 0 {
         scan::scan_fasta(fasta, CHECKPOINT_BASES).map(Some)
@@ -253,9 +259,9 @@ fn check_memory(bases: u64) -> Result<()> {
     }
 }
 
-/// 2. The window of the text of a rank owning the positions `lo..hi` of a
-/// text of `n` bases (the block and the [`KEY_CHARS`] bases after it, fewer
-/// at the end), and the same window of the reversed text.
+/// Phase 2 (read): the window of the text of a rank owning the positions
+/// `lo..hi` of a text of `n` bases (the block and the [`KEY_CHARS`] bases
+/// after it, fewer at the end), and the same window of the reversed text.
 fn read_windows(
     fasta: &Path,
     checkpoints: &[Checkpoint],
@@ -269,9 +275,10 @@ fn read_windows(
     Ok((fwd, rev))
 }
 
-/// 3. This rank's share of the FM tables of the text whose window is
-/// `text` and whose suffix-array block is `sa` (SA sampled every
-/// `2^shift` rows), with the `primary` row and the counts of A, C, G, T.
+/// Phase 3 (sa, bwt+occ, reversed): this rank's share of the FM tables of the
+/// text whose window is `text` and whose suffix-array block is `sa` (SA
+/// sampled every `2^shift` rows), with the `primary` row and the counts of A,
+/// C, G, T.
 fn share_of<C: Comm>(
     comm: &C,
     n: u64,
@@ -286,9 +293,9 @@ fn share_of<C: Comm>(
 /// A piece of a section: the section, the offset in it, the bytes.
 type Piece = (SectionId, u64, Vec<u8>);
 
-/// 4. This rank's pieces of the large sections: PAC of its block `lo..hi`
-/// of the text (`text` is its window), its Occ lines of both indexes, its
-/// sampled SA rows (`wide`: 8-byte positions).
+/// Phase 4 (write): this rank's pieces of the large sections: PAC of its
+/// block `lo..hi` of the text (`text` is its window), its Occ lines of both
+/// indexes, its sampled SA rows (`wide`: 8-byte positions).
 fn rank_pieces(
     n: u64,
     (lo, hi): (u64, u64),
@@ -338,8 +345,9 @@ fn pac_piece(n: u64, (lo, hi): (u64, u64), text: &[u8]) -> Piece {
     (SectionId::Pac, first, pac)
 }
 
-/// 4. Rank 0's pieces: the small sections whole (META, CONTIGS, NAMES,
-/// HOLES) and the superblock counts of both indexes (the same on every rank).
+/// Phase 4 (write): rank 0's pieces: the small sections whole (META, CONTIGS,
+/// NAMES, HOLES) and the superblock counts of both indexes (the same on every
+/// rank).
 fn rank0_pieces(s: &Scan, meta: &Meta, share: &FmShare, rshare: &FmShare) -> Vec<Piece> {
     let (contigs, names, holes) = encode_layout(&s.layout);
     let sup = |s: &FmShare| bytemuck::cast_slice(&s.sup).to_vec();
@@ -361,10 +369,10 @@ struct Plan {
     file_len: u64,
 }
 
-/// 4. Writes every rank's `pieces` into rank 0's temporary file at their
-/// offsets; rank 0 then writes the header and section table, whose CRCs it
-/// combines from the pieces', and renames the file to `out`. Returns the
-/// file length.
+/// Phase 4 (write): writes every rank's `pieces` into rank 0's temporary file
+/// at their offsets; rank 0 then writes the header and section table, whose
+/// CRCs it combines from the pieces', and renames the file to `out`. Returns
+/// the file length.
 fn write_file<C: Comm>(comm: &C, out: &Path, wide: bool, pieces: Vec<Piece>) -> Result<u64> {
     // Piece CRCs to rank 0: (section index, offset, length, crc).
     let sums: Vec<[u64; 4]> = pieces
