@@ -101,7 +101,7 @@ pub fn index(data: &[u8]) -> bool {
         let cfg = fmalign::map::MapConfig {
             threads: 1,
             mismatches,
-            device: fmalign::sa::Device::Cpu,
+            device: fmalign::device::Device::Cpu,
             ..fmalign::map::MapConfig::default()
         };
         let mut out = Vec::new();

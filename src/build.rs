@@ -1,11 +1,14 @@
 //! Suffix array + text → BWT/Occ lines, superblock counts, C and the sampled
 //! suffix array (the conventions are in [`crate::fm`]). Every pass is split
 //! over Occ lines with rayon; the result does not depend on the thread count.
+//! On a GPU ([`fm_on_gpu`]) the suffix array and the tables are one device
+//! run. [`verify_occ`] recounts the Occ lines of a stored index.
 
 use rayon::prelude::*;
 
-use crate::fm::{LINE_BASES, OccLine, SUPER_LINES};
-use crate::sa::Pos;
+use crate::error::{Error, Result};
+use crate::fm::{FmIndex, LINE_BASES, OccLine, SUPER_LINES};
+use crate::sa::{Pos, Round, SaAlgorithm};
 
 /// The FM-index tables in owned vectors, ready to be written.
 #[derive(Debug)]
@@ -133,6 +136,110 @@ pub fn pack(text: &[u8]) -> Vec<u8> {
 #[inline]
 pub fn packed_base(pac: &[u8], i: u64) -> u8 {
     (pac[(i / 4) as usize] >> (2 * (i % 4))) & 3
+}
+
+/// Builds the FM tables of `text` on the GPU: the suffix array with a
+/// data-parallel `algorithm` (`auto` and `libsais` mean `hybrid`), then BWT,
+/// Occ lines and the sampled SA on the device; only those come back.
+/// An error (no device, out of device memory, a kernel failure) leaves the
+/// caller free to build on the CPU instead.
+#[cfg(feature = "gpu")]
+pub fn fm_on_gpu<P: Pos>(
+    text: &[u8],
+    algorithm: SaAlgorithm,
+    sample_shift: u32,
+    max_memory: Option<u64>,
+    log: &mut (dyn FnMut(&Round) + Send),
+) -> Result<FmParts<P>> {
+    use crate::sa::steps::Backend;
+    use crate::sa::{cuda, gpu_bytes_per_base, hybrid, ls, skew};
+    let n = text.len() as u64;
+    let gpu = cuda::Cuda::open()?;
+    let (free, _) = gpu.gpu().memory()?;
+    let need = n.saturating_mul(gpu_bytes_per_base(
+        std::mem::size_of::<P>() as u64,
+        algorithm,
+    ));
+    let budget = max_memory.unwrap_or(u64::MAX).min(free as u64);
+    if need > budget {
+        return Err(Error::Gpu(format!(
+            "{n} bases need about {} of device memory, more than the {} allowed (free device memory{})",
+            crate::mem::human_bytes(need),
+            crate::mem::human_bytes(budget),
+            if max_memory.is_some() {
+                ", --max-gpu-memory"
+            } else {
+                ""
+            }
+        )));
+    }
+    let packed = gpu.pack_text(text)?;
+    let sa = if n < 2 {
+        gpu.upload((0..n).map(P::from_u64).collect())?
+    } else {
+        match algorithm {
+            SaAlgorithm::Skew => skew::build::<_, P>(&gpu, &packed, n, log)?,
+            SaAlgorithm::Ls => ls::build::<_, P>(&gpu, &packed, n, log)?,
+            _ => hybrid::build::<_, P>(&gpu, &packed, n, log)?,
+        }
+    };
+    let (primary, words, ssa) = gpu.fm_tables(&packed, &sa, sample_shift)?;
+    let mut occ: Vec<OccLine> = bytemuck::zeroed_vec(words.len() / 8);
+    bytemuck::cast_slice_mut::<OccLine, u64>(&mut occ).copy_from_slice(&words);
+    let (sup, c) = cumulate(&mut occ);
+    Ok(FmParts {
+        primary,
+        c,
+        occ,
+        sup,
+        ssa,
+    })
+}
+
+/// Without the `gpu` feature there is no device: the caller builds on the CPU.
+#[cfg(not(feature = "gpu"))]
+pub fn fm_on_gpu<P: Pos>(
+    _: &[u8],
+    _: SaAlgorithm,
+    _: u32,
+    _: Option<u64>,
+    _: &mut (dyn FnMut(&Round) + Send),
+) -> Result<FmParts<P>> {
+    Err(Error::Gpu("built without the gpu feature".into()))
+}
+
+/// Recounts every Occ line and superblock from the stored BWT, requires the
+/// padding after the last base to be zero and the totals to agree with C.
+/// One pass over the Occ section: cheap enough to run on every open, and it
+/// guarantees that rank and LF stay inside `0..=n+1`.
+pub fn verify_occ(fm: &FmIndex<'_>) -> std::result::Result<(), String> {
+    let n = fm.n;
+    let mut total = [0u64; 4];
+    for (l, line) in fm.occ.iter().enumerate() {
+        let l = l as u64;
+        let base = fm.sup[(l / SUPER_LINES) as usize];
+        if l.is_multiple_of(SUPER_LINES) && base != total {
+            return Err(format!("superblock {} counts are wrong", l / SUPER_LINES));
+        }
+        for c in 0..4 {
+            if line.counts[c] as u64 != total[c] - base[c] {
+                return Err(format!("Occ line {l} counts are wrong"));
+            }
+        }
+        let len = (n - (l * LINE_BASES).min(n)).min(LINE_BASES) as u32;
+        for c in 0..4u8 {
+            total[c as usize] += line.count_before(c, len);
+        }
+        if line.count_before(0, LINE_BASES as u32) - line.count_before(0, len)
+            != LINE_BASES - len as u64
+        {
+            return Err(format!("Occ line {l} has non-zero padding"));
+        }
+    }
+    if (0..4).any(|c| fm.c[c + 1] - fm.c[c] != total[c]) {
+        return Err("C disagrees with the BWT".into());
+    }
+    Ok(())
 }
 
 #[cfg(test)]

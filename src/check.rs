@@ -2,7 +2,7 @@
 //! the FM-index of the stored reference.
 //!
 //! 1. Recount every Occ line and the superblocks from the stored BWT
-//!    (`verify_occ`, which `Index::open` runs on every index before use).
+//!    ([`crate::build::verify_occ`], which `Index::open` runs on every index before use).
 //! 2. Walk LF from row 0 (the `$` suffix, `SA'[0] = n`) for `n` steps. Each
 //!    step reads `BWT'[i] = T[SA'[i] - 1]`, which must equal the stored 2-bit
 //!    reference; each sampled row met on the way must hold the current
@@ -13,42 +13,7 @@
 
 use crate::build::packed_base;
 use crate::error::{Error, Result};
-use crate::fm::{LINE_BASES, SUPER_LINES};
 use crate::index::Index;
-
-/// Recounts every Occ line and superblock from the stored BWT, requires the
-/// padding after the last base to be zero and the totals to agree with C.
-/// One pass over the Occ section: cheap enough to run on every open, and it
-/// guarantees that rank and LF stay inside `0..=n+1`.
-pub(crate) fn verify_occ(fm: &crate::fm::FmIndex<'_>) -> std::result::Result<(), String> {
-    let n = fm.n;
-    let mut total = [0u64; 4];
-    for (l, line) in fm.occ.iter().enumerate() {
-        let l = l as u64;
-        let base = fm.sup[(l / SUPER_LINES) as usize];
-        if l.is_multiple_of(SUPER_LINES) && base != total {
-            return Err(format!("superblock {} counts are wrong", l / SUPER_LINES));
-        }
-        for c in 0..4 {
-            if line.counts[c] as u64 != total[c] - base[c] {
-                return Err(format!("Occ line {l} counts are wrong"));
-            }
-        }
-        let len = (n - (l * LINE_BASES).min(n)).min(LINE_BASES) as u32;
-        for c in 0..4u8 {
-            total[c as usize] += line.count_before(c, len);
-        }
-        if line.count_before(0, LINE_BASES as u32) - line.count_before(0, len)
-            != LINE_BASES - len as u64
-        {
-            return Err(format!("Occ line {l} has non-zero padding"));
-        }
-    }
-    if (0..4).any(|c| fm.c[c + 1] - fm.c[c] != total[c]) {
-        return Err("C disagrees with the BWT".into());
-    }
-    Ok(())
-}
 
 /// Runs the full check; `Ok` carries the number of LF steps taken.
 pub fn check_full(index: &Index) -> Result<u64> {

@@ -10,11 +10,17 @@
 //! is the whole sequence for a file written in one go; the distributed build
 //! (`dist::index`), whose ranks write into one file between collectives,
 //! uses [`TempFile`] and [`temp_path_for`] directly.
+//!
+//! A memory-mapped index cut short while in use (`cp new.fmi old.fmi` over
+//! it) makes the next read of the lost pages raise SIGBUS;
+//! [`exit_on_sigbus`] turns that into an error like any other: a message
+//! naming the file, temporary files removed, exit status 1.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
 use crate::error::{Error, Result};
 
@@ -125,10 +131,70 @@ pub fn remove_on_signal() -> io::Result<()> {
                 for p in list.iter() {
                     let _ = std::fs::remove_file(p);
                 }
+                if BUS_ERROR.load(Ordering::SeqCst) {
+                    // exit_on_sigbus raised this signal after its message.
+                    std::process::exit(1);
+                }
                 // The default action of these signals ends the process.
                 let _ = signal_hook::low_level::emulate_default_handler(sig);
                 std::process::exit(128 + sig);
             }
         })?;
     Ok(())
+}
+
+/// Set by the SIGBUS handler: the signal thread then exits with status 1.
+static BUS_ERROR: AtomicBool = AtomicBool::new(false);
+/// The SIGBUS message (leaked, never freed: a process maps a few indexes).
+static BUS_MESSAGE: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
+static BUS_MESSAGE_LEN: AtomicUsize = AtomicUsize::new(0);
+
+/// Makes SIGBUS end the process like an error: `fmalign: error: PATH: ...`
+/// on stderr, the live temporary files removed (by the thread of
+/// [`remove_on_signal`]), exit status 1. `path` is the file just mapped,
+/// named in the message. Without [`remove_on_signal`] running, the process
+/// ends as by SIGTERM after the message.
+pub fn exit_on_sigbus(path: &Path) {
+    let msg = format!(
+        "fmalign: error: {}: the index file changed or was truncated while in use (bus error reading its memory map); run again once it is complete\n",
+        path.display()
+    )
+    .into_bytes()
+    .leak();
+    BUS_MESSAGE_LEN.store(0, Ordering::SeqCst);
+    BUS_MESSAGE.store(msg.as_mut_ptr(), Ordering::SeqCst);
+    BUS_MESSAGE_LEN.store(msg.len(), Ordering::SeqCst);
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        // SAFETY: a zeroed sigaction is valid; the handler only calls
+        // async-signal-safe functions (write, raise, pause) and atomics.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_sigbus as *const () as libc::sighandler_t;
+            action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut());
+        }
+    });
+}
+
+/// The SIGBUS handler: the first faulting thread writes the message and
+/// raises SIGTERM for the signal thread to clean up and exit; every
+/// faulting thread then waits there (returning would fault again).
+extern "C" fn on_sigbus(_: libc::c_int, _: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    if !BUS_ERROR.swap(true, Ordering::SeqCst) {
+        let len = BUS_MESSAGE_LEN.load(Ordering::SeqCst);
+        let msg = BUS_MESSAGE.load(Ordering::SeqCst);
+        // SAFETY: write(2) of the leaked message, which is never freed.
+        unsafe {
+            if !msg.is_null() {
+                libc::write(libc::STDERR_FILENO, msg as *const libc::c_void, len);
+            }
+            libc::raise(libc::SIGTERM);
+        }
+    }
+    loop {
+        // SAFETY: pause(2) is async-signal-safe.
+        unsafe { libc::pause() };
+    }
 }

@@ -4,12 +4,14 @@
 //! `fmalign-index-format` crate, the section contents are encoded here.
 
 use std::fs::File;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use fmalign_index_format::{self as format, SectionId};
 
 use crate::build::{FmParts, fm_from_sa, pack};
+use crate::device::{Device, Ran};
 use crate::error::{Error, Result};
 use crate::fm::{FmIndex, LINE_BASES, OccLine, SUPER_LINES, Ssa};
 use crate::reference::{Contig, Hole, Layout, Reference};
@@ -31,7 +33,7 @@ pub struct IndexConfig {
     /// (one tab-separated line per round, see [`sa::Round::tsv`]).
     pub stats: bool,
     /// Where to build (the index bytes are the same on every device).
-    pub device: sa::Device,
+    pub device: Device,
     /// Refuse, before building, when [`memory_estimate`] exceeds this many
     /// bytes (`None`: no limit).
     pub max_memory: Option<u64>,
@@ -67,7 +69,7 @@ impl Default for IndexConfig {
             sa_sample: DEFAULT_SA_SAMPLE,
             wide: false,
             stats: false,
-            device: sa::Device::Auto,
+            device: Device::Auto,
             max_memory: None,
             max_gpu_memory: None,
         }
@@ -95,37 +97,65 @@ pub fn memory_estimate(n: u64, wide: bool, algorithm: SaAlgorithm) -> u64 {
     (n as f64 * per_base) as u64 + (64 << 20)
 }
 
-/// `x` bytes as "1.5 GiB" (or MiB, KiB).
-pub fn human_bytes(x: u64) -> String {
-    let units = [("GiB", 30), ("MiB", 20), ("KiB", 10)];
-    for (name, shift) in units {
-        if x >= 1 << shift {
-            return format!("{:.1} {name}", x as f64 / (1u64 << shift) as f64);
-        }
-    }
-    format!("{x} bytes")
+/// The index beside a reference: `REF.fa` → `REF.fa.fmi` (`REF.fa.gz` →
+/// `REF.fa.gz.fmi`).
+pub fn default_path(reference: &Path) -> PathBuf {
+    let mut s = reference.as_os_str().to_owned();
+    s.push(".fmi");
+    PathBuf::from(s)
 }
 
-/// Memory this process may use: the smaller of `MemAvailable` and the
-/// cgroup limit (`None` when neither can be read).
-pub fn available_memory() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok();
-    let avail = meminfo.as_deref().and_then(|m| {
-        m.lines()
-            .find(|l| l.starts_with("MemAvailable:"))?
-            .split_whitespace()
-            .nth(1)?
-            .parse::<u64>()
-            .ok()
-            .map(|kb| kb * 1024)
-    });
-    let cgroup = std::fs::read_to_string("/sys/fs/cgroup/memory.max")
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok());
-    match (avail, cgroup) {
-        (Some(a), Some(c)) => Some(a.min(c)),
-        (a, c) => a.or(c),
+/// The index a user named, as found by [`resolve`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    /// The index file.
+    pub path: PathBuf,
+    /// Set when the path named a FASTA newer than its index.
+    pub warning: Option<String>,
+}
+
+/// The index for a path given as INDEX: the file itself if it is an index,
+/// else INDEX.fmi (see [`default_path`]) if that exists.
+pub fn resolve(path: &Path) -> Result<Resolved> {
+    let mut magic = [0u8; 8];
+    let is_index = File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+        .is_ok()
+        && magic == format::MAGIC;
+    let sidecar = default_path(path);
+    if !is_index && sidecar.is_file() {
+        let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        let warning = match (modified(path), modified(&sidecar)) {
+            (Some(fasta), Some(index)) if fasta > index => Some(format!(
+                "{} is newer than its index {}; rebuild the index if the reference changed",
+                path.display(),
+                sidecar.display()
+            )),
+            _ => None,
+        };
+        return Ok(Resolved {
+            path: sidecar,
+            warning,
+        });
     }
+    if !path.exists() {
+        return Err(Error::input(
+            path,
+            "no such index file (build it with `fmalign index`)",
+        ));
+    }
+    if !is_index && path.extension().is_none_or(|e| e != "fmi") {
+        return Err(Error::Usage(format!(
+            "{} is not an fmalign index and {} does not exist; build it with `fmalign index {}`",
+            path.display(),
+            sidecar.display(),
+            path.display()
+        )));
+    }
+    Ok(Resolved {
+        path: path.to_owned(),
+        warning: None,
+    })
 }
 
 /// Texts of at least this many bases store 64-bit positions.
@@ -249,7 +279,7 @@ pub struct BuildReport {
     /// Bytes written.
     pub file_bytes: u64,
     /// `cpu` or `gpu`: where the suffix array and FM tables were built.
-    pub device: &'static str,
+    pub device: Ran,
     /// One-line notices (the GPU was not used, and why).
     pub notices: Vec<String>,
 }
@@ -277,10 +307,9 @@ fn build_with(reference: Reference, cfg: &IndexConfig, sink: &mut Sink<'_>) -> R
         if need > limit {
             return Err(Error::Usage(format!(
                 "building the index of {n} unambiguous bases with --sa {} needs about {} of memory, more than the limit of {} (--max-memory; default: 90% of the memory available); raise it, or build with --distributed on several machines",
-                clap::ValueEnum::to_possible_value(&cfg.sa)
-                    .map_or("auto".into(), |v| v.get_name().to_owned()),
-                human_bytes(need),
-                human_bytes(limit)
+                crate::Choice::name(cfg.sa),
+                crate::mem::human_bytes(need),
+                crate::mem::human_bytes(limit)
             )));
         }
     }
@@ -331,7 +360,7 @@ fn build_typed<P: Pos>(
     let pac = pack(&text);
     drop(text);
     report.fm_seconds += t.elapsed().as_secs_f64();
-    report.device = if on_gpu { "gpu" } else { "cpu" };
+    report.device = if on_gpu { Ran::Gpu } else { Ran::Cpu };
     report.file_bytes = write_sections(sink, &layout, n, cfg.sa_sample, &parts, &rev, &pac)?;
     Ok(report)
 }
@@ -349,7 +378,7 @@ fn fm_tables<P: Pos>(
 ) -> Result<(FmParts<P>, Vec<u8>)> {
     let t = Instant::now();
     if *on_gpu {
-        match gpu_build::<P>(&text, cfg.sa, shift, cfg.max_gpu_memory, log) {
+        match crate::build::fm_on_gpu::<P>(&text, cfg.sa, shift, cfg.max_gpu_memory, log) {
             Ok(parts) => {
                 // SA and FM tables were one device run: counted as the SA stage.
                 report.sa_seconds += t.elapsed().as_secs_f64();
@@ -376,10 +405,10 @@ fn fm_tables<P: Pos>(
 /// the device was wanted but cannot be used.
 fn gpu_wanted(cfg: &IndexConfig, n: u64, notices: &mut Vec<String>) -> bool {
     match cfg.device {
-        sa::Device::Cpu => return false,
-        sa::Device::Auto if n < sa::GPU_AUTO_MIN_BASES => return false,
-        sa::Device::Auto if cfg.sa == sa::SaAlgorithm::Libsais => return false,
-        sa::Device::Gpu if cfg.sa == sa::SaAlgorithm::Libsais => {
+        Device::Cpu => return false,
+        Device::Auto if n < sa::GPU_AUTO_MIN_BASES => return false,
+        Device::Auto if cfg.sa == sa::SaAlgorithm::Libsais => return false,
+        Device::Gpu if cfg.sa == sa::SaAlgorithm::Libsais => {
             notices.push("--sa libsais runs on the CPU only; building on the CPU".into());
             return false;
         }
@@ -392,28 +421,6 @@ fn gpu_wanted(cfg: &IndexConfig, n: u64, notices: &mut Vec<String>) -> bool {
             false
         }
     }
-}
-
-#[cfg(feature = "gpu")]
-fn gpu_build<P: sa::Pos>(
-    text: &[u8],
-    algorithm: sa::SaAlgorithm,
-    shift: u32,
-    max_memory: Option<u64>,
-    log: &mut (dyn FnMut(&sa::Round) + Send),
-) -> Result<FmParts<P>> {
-    sa::build_fm_gpu::<P>(text, algorithm, shift, max_memory, log)
-}
-
-#[cfg(not(feature = "gpu"))]
-fn gpu_build<P: sa::Pos>(
-    _: &[u8],
-    _: sa::SaAlgorithm,
-    _: u32,
-    _: Option<u64>,
-    _: &mut (dyn FnMut(&sa::Round) + Send),
-) -> Result<FmParts<P>> {
-    Err(Error::Gpu("built without the gpu feature".into()))
 }
 
 /// The CONTIGS, NAMES and HOLES sections.
@@ -524,8 +531,11 @@ impl Index {
     /// the consistency of the sections) before any search.
     pub fn open(path: &Path) -> Result<Index> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        // SAFETY: the map is read-only; like every mmap-based reader (ripgrep,
-        // bwa's -x mode), we assume nobody truncates the file while we run.
+        // SAFETY: the map is read-only and its bytes are checked before use.
+        // Like every mmap-based reader (ripgrep, bwa's -x mode) we cannot stop
+        // another process from changing the file under us: pages lost to a
+        // truncation raise SIGBUS when read (the binary turns that into an
+        // error exit with `cleanup::exit_on_sigbus`).
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
         Self::from_backing(path, Backing::Mmap(map))
     }
@@ -576,6 +586,56 @@ impl Index {
     }
 
     /// Size of the file.
+    /// `fmalign info`: the index described in tab-separated lines (file,
+    /// format, sizes, sampling, sections, contigs, ambiguous runs).
+    pub fn write_info(&self, o: &mut impl Write) -> std::io::Result<()> {
+        let m = &self.meta;
+        writeln!(o, "index\t{}", self.path.display())?;
+        writeln!(o, "format_version\t{}", format::FORMAT_VERSION)?;
+        writeln!(o, "file_bytes\t{}", self.file_len())?;
+        writeln!(o, "reference_bases\t{}", m.ref_len)?;
+        writeln!(o, "unambiguous_bases\t{}", m.text_len)?;
+        writeln!(o, "ambiguous_bases\t{}", m.ref_len - m.text_len)?;
+        writeln!(o, "position_bits\t{}", m.pos_bytes * 8)?;
+        writeln!(o, "sa_sample\t{}", m.sa_sample)?;
+        writeln!(
+            o,
+            "occ\t64-byte lines of 192 bases with 4 x u32 counts (0.33 bytes/base)"
+        )?;
+        for (id, len) in self.section_sizes() {
+            writeln!(o, "section\t{id}\t{len}")?;
+        }
+        writeln!(o, "contigs\t{}", self.layout.contigs.len())?;
+        for (k, c) in self.layout.contigs.iter().enumerate() {
+            let holes: Vec<_> = self
+                .layout
+                .holes
+                .iter()
+                .filter(|h| h.contig as usize == k)
+                .collect();
+            let amb: u64 = holes.iter().map(|h| h.len).sum();
+            let md5: String = c.md5.iter().map(|b| format!("{b:02x}")).collect();
+            writeln!(
+                o,
+                "contig\t{}\t{}\tambiguous_runs={}\tambiguous_bases={amb}\tM5={md5}",
+                c.name,
+                c.len,
+                holes.len()
+            )?;
+        }
+        for h in &self.layout.holes {
+            let c = &self.layout.contigs[h.contig as usize];
+            writeln!(
+                o,
+                "ambiguous\t{}\t{}\t{}",
+                c.name,
+                h.start + 1,
+                h.start + h.len
+            )?;
+        }
+        Ok(())
+    }
+
     pub fn file_len(&self) -> u64 {
         self.container.file_len
     }
@@ -679,8 +739,8 @@ impl Index {
         // sample, so that locate stays in 0..=n (one pass each; the CRCs
         // have read these bytes already).
         let fm = self.fm();
-        crate::check::verify_occ(&fm)?;
-        crate::check::verify_occ(&self.rev_fm()).map_err(|e| format!("reversed text: {e}"))?;
+        crate::build::verify_occ(&fm)?;
+        crate::build::verify_occ(&self.rev_fm()).map_err(|e| format!("reversed text: {e}"))?;
         if (0..fm.ssa.len()).any(|k| fm.ssa.get(k) > n) {
             return Err("a sampled SA entry is larger than the text".into());
         }

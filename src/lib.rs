@@ -14,6 +14,7 @@ pub mod alloc;
 pub mod build;
 pub mod check;
 pub mod cleanup;
+pub mod device;
 pub mod dist;
 pub mod error;
 pub mod fastq;
@@ -23,6 +24,7 @@ pub mod index;
 pub mod input;
 pub mod kmer;
 pub mod map;
+pub mod mem;
 pub mod pair;
 pub mod reference;
 pub mod sa;
@@ -46,4 +48,24 @@ pub fn thread_pool(threads: usize) -> Result<rayon::ThreadPool> {
         .num_threads(threads)
         .build()
         .map_err(|e| Error::Usage(format!("cannot start {threads} threads: {e}")))
+}
+
+/// An option with a fixed set of named values (`--sa hybrid`,
+/// `--device gpu`): the names a command line offers and what each means.
+/// The library's option enums implement it; the binary turns it into its
+/// argument parser.
+pub trait Choice: Copy + Eq + 'static {
+    /// Every value, in the order a help text lists them.
+    const ALL: &'static [Self];
+
+    /// The value's name on the command line.
+    fn name(self) -> &'static str;
+
+    /// What the value does, in one line.
+    fn help(self) -> &'static str;
+
+    /// The value called `name`, if any.
+    fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|v| v.name() == name)
+    }
 }

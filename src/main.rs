@@ -9,11 +9,13 @@ use std::time::Instant;
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
+use fmalign::Choice;
 use fmalign::cleanup::TempFile;
+use fmalign::device::Device;
 use fmalign::index::{DEFAULT_SA_SAMPLE, Index, IndexConfig, build_and_write, temp_path};
 use fmalign::map::{MapConfig, OutputFormat, PairConfig, Reads, Report, SearchMode, map_reads};
 use fmalign::pair::Orientation;
-use fmalign::sa::{Device, SaAlgorithm};
+use fmalign::sa::SaAlgorithm;
 
 #[derive(Parser)]
 #[command(
@@ -33,6 +35,27 @@ fn positive(s: &str) -> std::result::Result<usize, String> {
         Ok(x) => Ok(x),
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// The parser of a library option with named values ([`Choice`]): its
+/// names, each with its help, as clap's possible values.
+fn choice<T: Choice + Send + Sync>() -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(
+        T::ALL
+            .iter()
+            .map(|v| PossibleValue::new(v.name()).help(v.help())),
+    )
+    .map(|name| T::from_name(&name).expect("clap accepts only the listed names"))
+}
+
+/// One of [`fmalign::gpu::ARCHS`], as the static string NVRTC needs.
+fn arch() -> impl clap::builder::TypedValueParser<Value = &'static str> {
+    use clap::builder::{PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(fmalign::gpu::ARCHS).map(|s| {
+        let listed = fmalign::gpu::ARCHS.iter().find(|a| **a == s);
+        *listed.expect("clap accepts only the listed names")
+    })
 }
 
 fn default_threads() -> usize {
@@ -62,8 +85,8 @@ enum Command {
     /// GPU report: driver, NVRTC, devices; compiles every kernel in gpu/.
     GpuInfo {
         /// Architecture to compile the kernels for
-        #[arg(long, default_value = "sm_90", value_parser = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"])]
-        arch: String,
+        #[arg(long, default_value = "sm_90", value_parser = arch())]
+        arch: &'static str,
     },
 }
 
@@ -76,7 +99,7 @@ struct IndexArgs {
     #[arg(short, long, default_value_t = default_threads(), value_parser = positive)]
     threads: usize,
     /// Suffix-array construction (every choice gives the same index)
-    #[arg(long, value_enum, default_value_t = SaAlgorithm::Auto)]
+    #[arg(long, value_parser = choice::<SaAlgorithm>(), default_value = SaAlgorithm::Auto.name())]
     sa: SaAlgorithm,
     /// Keep every K-th suffix-array row (power of two; larger: smaller index, slower locate)
     #[arg(long, value_name = "K", default_value_t = DEFAULT_SA_SAMPLE)]
@@ -85,7 +108,7 @@ struct IndexArgs {
     #[arg(long, hide = true)]
     wide_positions: bool,
     /// Where to build: auto = the GPU for references of 4 Mbp or more when one is present
-    #[arg(long, value_enum, default_value_t = Device::Auto)]
+    #[arg(long, value_parser = choice::<Device>(), default_value = Device::Auto.name())]
     device: Device,
     /// Log each round of --sa hybrid/skew/ls to stderr (h, suffixes still unsorted, groups, time; the text's suffix array, not the mirror index's)
     #[arg(long)]
@@ -94,10 +117,10 @@ struct IndexArgs {
     #[arg(short, long)]
     quiet: bool,
     /// Refuse up front when the build would need more memory than SIZE (e.g. 16G, 500M; K, M, G, T: powers of 1024) [default: 90% of the available memory]
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = fmalign::mem::parse_size)]
     max_memory: Option<u64>,
     /// Device memory the GPU build may use (e.g. 40G) [default: the free device memory]; a larger estimate builds on the CPU, with a notice
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = fmalign::mem::parse_size)]
     max_gpu_memory: Option<u64>,
     /// Build on all ranks of an MPI job (`mpirun -np P fmalign index --distributed ref.fa`;
     /// needs a build with `--features mpi`); the index is the same bytes as without it
@@ -128,16 +151,16 @@ struct MapArgs {
     #[arg(long)]
     strata: bool,
     /// Where to search exact reads: auto = the GPU when one is present (-v K runs on the CPU)
-    #[arg(long, value_enum, default_value_t = Device::Auto)]
+    #[arg(long, value_parser = choice::<Device>(), default_value = Device::Auto.name())]
     device: Device,
     /// Search method for -v (benchmarks: every method gives the same alignments)
-    #[arg(long, value_enum, default_value_t = SearchMode::Verify, hide = true)]
+    #[arg(long, value_parser = choice::<SearchMode>(), default_value = SearchMode::Verify.name(), hide = true)]
     search: SearchMode,
     /// Write here instead of stdout (BAM when the name ends in .bam)
     #[arg(short = 'o', long = "output", value_name = "OUT.sam|OUT.bam")]
     output: Option<PathBuf>,
     /// Output format [default: bam for -o *.bam, else sam]
-    #[arg(long = "output-fmt", value_enum, value_name = "FORMAT")]
+    #[arg(long = "output-fmt", value_parser = choice::<OutputFormat>(), value_name = "FORMAT")]
     output_fmt: Option<OutputFormat>,
     /// List alternative hits in XA:Z when a read has at most this many
     #[arg(long, value_name = "N", default_value_t = MapConfig::default().max_xa)]
@@ -187,57 +210,11 @@ fn log(quiet: bool, msg: std::fmt::Arguments<'_>) {
     }
 }
 
-/// REF.fa → REF.fa.fmi (also REF.fa.gz → REF.fa.gz.fmi).
-fn default_index_path(reference: &Path) -> PathBuf {
-    let mut s = reference.as_os_str().to_owned();
-    s.push(".fmi");
-    PathBuf::from(s)
-}
-
-/// The index for a path given as INDEX: the file itself if it is an index,
-/// else INDEX.fmi if that exists.
-fn resolve_index(path: &Path) -> Result<PathBuf> {
-    let mut magic = [0u8; 8];
-    let is_index = std::fs::File::open(path)
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
-        .is_ok()
-        && magic == fmalign_index_format::MAGIC;
-    let sidecar = default_index_path(path);
-    if !is_index && sidecar.is_file() {
-        let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-        if let (Some(fasta), Some(index)) = (modified(path), modified(&sidecar))
-            && fasta > index
-        {
-            eprintln!(
-                "[fmalign] warning: {} is newer than its index {}; rebuild the index if the reference changed",
-                path.display(),
-                sidecar.display()
-            );
-        }
-        return Ok(sidecar);
-    }
-    if !path.exists() {
-        anyhow::bail!(
-            "{}: no such index file (build it with `fmalign index`)",
-            path.display()
-        );
-    }
-    if !is_index && path.extension().is_none_or(|e| e != "fmi") {
-        anyhow::bail!(
-            "{} is not an fmalign index and {} does not exist; build it with `fmalign index {}`",
-            path.display(),
-            sidecar.display(),
-            path.display()
-        );
-    }
-    Ok(path.to_owned())
-}
-
 fn run_index(a: IndexArgs) -> Result<()> {
     let out = a
         .output
         .clone()
-        .unwrap_or_else(|| default_index_path(&a.reference));
+        .unwrap_or_else(|| fmalign::index::default_path(&a.reference));
     let cfg = IndexConfig {
         threads: a.threads,
         sa: a.sa,
@@ -247,7 +224,7 @@ fn run_index(a: IndexArgs) -> Result<()> {
         device: a.device,
         max_memory: a
             .max_memory
-            .or_else(|| fmalign::index::available_memory().map(|m| m / 10 * 9)),
+            .or_else(|| fmalign::mem::available_memory().map(|m| m / 10 * 9)),
         max_gpu_memory: a.max_gpu_memory,
     };
     if a.distributed {
@@ -287,36 +264,6 @@ fn run_index(a: IndexArgs) -> Result<()> {
         ),
     );
     Ok(())
-}
-
-/// A size in bytes: digits with an optional K, M, G or T (powers of 1024; a
-/// trailing B or iB is accepted).
-fn parse_size(s: &str) -> std::result::Result<u64, String> {
-    let t = s.trim();
-    let t = t
-        .strip_suffix("iB")
-        .or_else(|| t.strip_suffix('B'))
-        .unwrap_or(t);
-    let (digits, shift) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let shift = match c.to_ascii_uppercase() {
-                'K' => 10,
-                'M' => 20,
-                'G' => 30,
-                'T' => 40,
-                _ => return Err(format!("'{s}': unknown unit '{c}' (K, M, G or T)")),
-            };
-            (&t[..i], shift)
-        }
-        _ => (t, 0),
-    };
-    let x: f64 = digits
-        .parse()
-        .map_err(|_| format!("'{s}' is not a size (e.g. 16G, 500M, 1000000)"))?;
-    if !x.is_finite() || x < 0.0 {
-        return Err(format!("'{s}' is not a size"));
-    }
-    Ok((x * (1u64 << shift) as f64) as u64)
 }
 
 #[cfg(not(feature = "mpi"))]
@@ -406,9 +353,11 @@ fn run_index_distributed(a: &IndexArgs, cfg: &IndexConfig, out: &Path) -> Result
 
 /// The command line for @PG CL, without the options that cannot change the
 /// output (-t, -K, -q), so that the SAM is byte-identical for any of them.
+/// Arguments that are not UTF-8 (paths may be anything) are written with
+/// U+FFFD in place of the bytes that are not.
 fn command_line() -> String {
     let mut out = Vec::new();
-    let mut args = std::env::args().peekable();
+    let mut args = std::env::args_os().map(|a| a.to_string_lossy().into_owned());
     while let Some(a) = args.next() {
         let takes_value = ["-t", "--threads", "-K", "--batch-bases"].contains(&a.as_str());
         if takes_value {
@@ -592,56 +541,20 @@ fn run_map(a: MapArgs) -> Result<()> {
 fn run_info(path: &Path) -> Result<()> {
     let path = resolve_index(path)?;
     let index = Index::open(&path)?;
-    let m = &index.meta;
-    let mut o = std::io::stdout().lock();
-    writeln!(o, "index\t{}", path.display())?;
-    writeln!(
-        o,
-        "format_version\t{}",
-        fmalign_index_format::FORMAT_VERSION
-    )?;
-    writeln!(o, "file_bytes\t{}", index.file_len())?;
-    writeln!(o, "reference_bases\t{}", m.ref_len)?;
-    writeln!(o, "unambiguous_bases\t{}", m.text_len)?;
-    writeln!(o, "ambiguous_bases\t{}", m.ref_len - m.text_len)?;
-    writeln!(o, "position_bits\t{}", m.pos_bytes * 8)?;
-    writeln!(o, "sa_sample\t{}", m.sa_sample)?;
-    writeln!(
-        o,
-        "occ\t64-byte lines of 192 bases with 4 x u32 counts (0.33 bytes/base)"
-    )?;
-    for (id, len) in index.section_sizes() {
-        writeln!(o, "section\t{id}\t{len}")?;
-    }
-    writeln!(o, "contigs\t{}", index.layout.contigs.len())?;
-    for (k, c) in index.layout.contigs.iter().enumerate() {
-        let holes: Vec<_> = index
-            .layout
-            .holes
-            .iter()
-            .filter(|h| h.contig as usize == k)
-            .collect();
-        let amb: u64 = holes.iter().map(|h| h.len).sum();
-        let md5: String = c.md5.iter().map(|b| format!("{b:02x}")).collect();
-        writeln!(
-            o,
-            "contig\t{}\t{}\tambiguous_runs={}\tambiguous_bases={amb}\tM5={md5}",
-            c.name,
-            c.len,
-            holes.len()
-        )?;
-    }
-    for h in &index.layout.holes {
-        let c = &index.layout.contigs[h.contig as usize];
-        writeln!(
-            o,
-            "ambiguous\t{}\t{}\t{}",
-            c.name,
-            h.start + 1,
-            h.start + h.len
-        )?;
-    }
+    index.write_info(&mut std::io::stdout().lock())?;
     Ok(())
+}
+
+/// The index for INDEX (the file, or the one beside the FASTA), with the
+/// library's warning about a stale index printed.
+fn resolve_index(path: &Path) -> Result<PathBuf> {
+    let found = fmalign::index::resolve(path)?;
+    if let Some(w) = &found.warning {
+        eprintln!("[fmalign] warning: {w}");
+    }
+    // The index is memory-mapped: if it is cut short while in use, say so.
+    fmalign::cleanup::exit_on_sigbus(&found.path);
+    Ok(found.path)
 }
 
 fn run_check(path: &Path, full: bool) -> Result<()> {
@@ -664,8 +577,7 @@ fn run_check(path: &Path, full: bool) -> Result<()> {
     Ok(())
 }
 
-fn run_gpu_info(arch: &str) -> Result<()> {
-    let arch: &'static str = Box::leak(arch.to_string().into_boxed_str());
+fn run_gpu_info(arch: &'static str) -> Result<()> {
     let (report, ok) = fmalign::gpu::info(arch);
     print!("{report}");
     if !ok {
@@ -699,7 +611,7 @@ fn main() {
         Command::Map(a) => run_map(a),
         Command::Info { index } => run_info(&index),
         Command::Check { index, full } => run_check(&index, full),
-        Command::GpuInfo { arch } => run_gpu_info(&arch),
+        Command::GpuInfo { arch } => run_gpu_info(arch),
     };
     if let Err(e) = result {
         let broken_pipe = e.chain().any(|c| {

@@ -35,7 +35,7 @@ pub enum Report {
 
 /// How `-v K` searches (all give the same alignments; `verify` is the
 /// fastest, the others are kept for benchmarks and as cross-checks).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SearchMode {
     /// Seed and verify, search schemes for repeated seeds.
     #[default]
@@ -44,6 +44,30 @@ pub enum SearchMode {
     Schemes,
     /// Backtracking over the text's index alone.
     Backtrack,
+}
+
+impl crate::Choice for SearchMode {
+    const ALL: &'static [Self] = &[
+        SearchMode::Verify,
+        SearchMode::Schemes,
+        SearchMode::Backtrack,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            SearchMode::Verify => "verify",
+            SearchMode::Schemes => "schemes",
+            SearchMode::Backtrack => "backtrack",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            SearchMode::Verify => "Seed and verify, search schemes for repeated seeds",
+            SearchMode::Schemes => "Bidirectional search schemes only",
+            SearchMode::Backtrack => "Backtracking over the text's index alone",
+        }
+    }
 }
 
 /// Options of `fmalign map`.
@@ -70,7 +94,7 @@ pub struct MapConfig {
     /// Search method for `-v K` (hidden option `--search`).
     pub search: SearchMode,
     /// Where to search (`--device`): the GPU for exact mapping when present.
-    pub device: crate::sa::Device,
+    pub device: crate::device::Device,
     /// SAM text or BAM.
     pub format: OutputFormat,
     /// How mates pair (paired input only).
@@ -111,7 +135,7 @@ pub enum Reads {
 }
 
 /// What `map` writes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum OutputFormat {
     /// SAM text.
     #[default]
@@ -119,6 +143,26 @@ pub enum OutputFormat {
     /// BAM: the same records, encoded by noodles-bam on the worker threads,
     /// BGZF blocks at fixed offsets compressed in parallel.
     Bam,
+}
+
+impl crate::Choice for OutputFormat {
+    const ALL: &'static [Self] = &[OutputFormat::Sam, OutputFormat::Bam];
+
+    fn name(self) -> &'static str {
+        match self {
+            OutputFormat::Sam => "sam",
+            OutputFormat::Bam => "bam",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            OutputFormat::Sam => "SAM text",
+            OutputFormat::Bam => {
+                "BAM: the same records, encoded by noodles-bam on the worker threads, BGZF blocks at fixed offsets compressed in parallel"
+            }
+        }
+    }
 }
 
 impl MapConfig {
@@ -155,7 +199,7 @@ impl Default for MapConfig {
             mismatches: 0,
             strata: false,
             search: SearchMode::Verify,
-            device: crate::sa::Device::Auto,
+            device: crate::device::Device::Auto,
             format: OutputFormat::Sam,
             pair: None,
         }
@@ -1357,7 +1401,7 @@ fn output_header(
 /// to copy the index over.
 #[cfg(feature = "gpu")]
 fn open_device(index: &Index, cfg: &MapConfig, notices: &mut Vec<String>) -> Option<Dev> {
-    use crate::sa::Device;
+    use crate::device::Device;
     if cfg.device == Device::Cpu {
         return None;
     }
@@ -1383,7 +1427,7 @@ fn open_device(index: &Index, cfg: &MapConfig, notices: &mut Vec<String>) -> Opt
 /// Without the `gpu` feature: the CPU, with a notice if the GPU was asked for.
 #[cfg(not(feature = "gpu"))]
 fn open_device(_: &Index, cfg: &MapConfig, notices: &mut Vec<String>) -> Option<Dev> {
-    if cfg.device == crate::sa::Device::Gpu {
+    if cfg.device == crate::device::Device::Gpu {
         notices.push("built without the gpu feature; mapping on the CPU".into());
     }
     None

@@ -12,7 +12,7 @@
 use crate::sam::Hit;
 
 /// Relative orientation of the mates of a proper pair.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Orientation {
     /// Mate on the forward strand upstream of the mate on the reverse strand
     /// (Illumina paired-end).
@@ -22,6 +22,28 @@ pub enum Orientation {
     Rf,
     /// Both on one strand, mate 1 upstream on that strand.
     Ff,
+}
+
+impl crate::Choice for Orientation {
+    const ALL: &'static [Self] = &[Orientation::Fr, Orientation::Rf, Orientation::Ff];
+
+    fn name(self) -> &'static str {
+        match self {
+            Orientation::Fr => "fr",
+            Orientation::Rf => "rf",
+            Orientation::Ff => "ff",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            Orientation::Fr => {
+                "Mate on the forward strand upstream of the mate on the reverse strand (Illumina paired-end)"
+            }
+            Orientation::Rf => "Mate on the reverse strand upstream (mate-pair libraries)",
+            Orientation::Ff => "Both on one strand, mate 1 upstream on that strand",
+        }
+    }
 }
 
 /// Fragment lengths a proper pair may have (inclusive).

@@ -36,9 +36,16 @@ pub fn header(layout: &Layout, command_line: &str) -> Result<Vec<u8>> {
     let f = pg.other_fields_mut();
     f.insert(map::program::tag::NAME, "fmalign".into());
     f.insert(map::program::tag::VERSION, env!("CARGO_PKG_VERSION").into());
+    // noodles writes header values of printable ASCII only (SAM allows
+    // UTF-8 in CL): controls become spaces, anything else outside ASCII
+    // (U+FFFD for bytes that were not UTF-8 included) a '?'.
     let cl: String = command_line
         .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
+        .map(|c| match c {
+            c if c.is_control() => ' ',
+            c if !c.is_ascii() => '?',
+            c => c,
+        })
         .collect();
     f.insert(map::program::tag::COMMAND_LINE, cl.into());
     let header = builder.add_program("fmalign", pg).build();

@@ -681,3 +681,57 @@ fn stale_index_warns() {
     );
     assert_eq!(stale.stdout, fresh.stdout);
 }
+
+/// Paths need not be UTF-8 (Linux file names are bytes) nor ASCII: a
+/// reference and an output named with the byte 0xff and reads named in
+/// UTF-8 work like any others, and @PG CL shows each character outside
+/// ASCII as '?'. A byte that is not UTF-8 once made `map` panic building CL
+/// from `std::env::args()`, and a UTF-8 one failed noodles' header check.
+#[test]
+fn paths_that_are_not_utf8() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let (dir, refs) = setup("lambda_virus.fa");
+    let d = dir.path();
+    let name = |s: &[u8]| OsStr::from_bytes(s).to_owned();
+    let (fa, fq, out) = (
+        name(b"\xffref.fa"),
+        name("r\u{e9}ads.fq".as_bytes()),
+        name(b"\xffout.sam"),
+    );
+    std::fs::copy(d.join("lambda_virus.fa"), d.join(&fa)).unwrap();
+    let reads = common::sample_reads(&mut Rng::new(3), &refs, 50);
+    std::fs::write(d.join(&fq), common::fastq_text(&reads)).unwrap();
+    run_ok(d, &[OsStr::new("index"), OsStr::new("-q"), &fa], None);
+    run_ok(d, &["index", "-q", "lambda_virus.fa"], None);
+    let fastq = common::fastq_text(&reads);
+    let plain = run_ok(d, &["map", "-q", "lambda_virus.fa", "-"], Some(&fastq));
+    let stdout = run_ok(d, &[OsStr::new("map"), OsStr::new("-q"), &fa, &fq], None).stdout;
+    run_ok(
+        d,
+        &[
+            OsStr::new("map"),
+            OsStr::new("-q"),
+            OsStr::new("-o"),
+            &out,
+            &fa,
+            &fq,
+        ],
+        None,
+    );
+    let written = std::fs::read(d.join(&out)).unwrap();
+    assert!(without_pg(&written) == without_pg(&stdout), "-o differs");
+    assert!(
+        without_pg(&stdout) == without_pg(&plain.stdout),
+        "records differ"
+    );
+    let text = String::from_utf8(stdout).unwrap();
+    let pg = text.lines().find(|l| l.starts_with("@PG")).unwrap();
+    assert!(
+        pg.contains("\tCL:") && pg.contains(" ?ref.fa r?ads.fq"),
+        "{pg}"
+    );
+    for args in [["info"], ["check"]] {
+        run_ok(d, &[OsStr::new(args[0]), &fa], None);
+    }
+}

@@ -75,6 +75,55 @@ fn map_output_is_removed_on_each_signal() {
     }
 }
 
+/// The index cut short under a running `map` (`cp new.fmi ref.fa.fmi`
+/// truncates the file in use): the mapped pages are gone and the next
+/// read of them raises SIGBUS. map must say what happened, remove its
+/// temporary output and exit 1, not die of the signal with no message.
+#[test]
+fn index_truncated_under_map_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(test_data("lambda_virus.fa"), d.join("ref.fa")).unwrap();
+    run_ok(d, &["index", "-q", "ref.fa"], None);
+    let mut child = Command::new(bin())
+        .args(["map", "-q", "-K", "100", "-o", "out.sam", "ref.fa", "-"])
+        .current_dir(d)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let reads = |stdin: &mut std::process::ChildStdin, from: usize| {
+        for i in from..from + 100 {
+            let _ = writeln!(
+                stdin,
+                "@r{i}\nGGGCGGCGACCTCGCGGGTTTTCGCTATTTATGAAAATTTTCCGGTTTAAGGCGTTTCCG\n+\n{}",
+                "I".repeat(60)
+            );
+        }
+        let _ = stdin.flush();
+    };
+    reads(&mut stdin, 0);
+    // The temporary output exists once the index is open and checked and
+    // the reads have started.
+    wait_for(d, ".out.sam.tmp.");
+    std::fs::File::create(d.join("ref.fa.fmi")).unwrap();
+    reads(&mut stdin, 100);
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{:?}: {stderr}", out.status);
+    assert!(
+        stderr.starts_with("fmalign: error: ")
+            && stderr.contains("ref.fa.fmi")
+            && stderr.contains("changed or was truncated while in use"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert_eq!(files(d), vec!["ref.fa", "ref.fa.fmi"]);
+}
+
 /// `index` stopped at many moments (reading, sorting, writing): afterwards
 /// either the run finished and the index is valid, or it was stopped and
 /// there is no index and no temporary file.

@@ -516,7 +516,7 @@ fn available_per_rank() -> Option<u64> {
     {
         return Some(v);
     }
-    let avail = crate::index::available_memory()?;
+    let avail = crate::mem::available_memory()?;
     let local = [
         "OMPI_COMM_WORLD_LOCAL_SIZE",
         "MPI_LOCALNRANKS",

@@ -147,6 +147,11 @@ pub fn cache_dir() -> Option<std::path::PathBuf> {
     std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache").join("fmalign"))
 }
 
+/// The architectures `gpu-info --arch` compiles for (NVRTC 13.0's range).
+pub const ARCHS: &[&str] = &[
+    "sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120",
+];
+
 /// Compiles one module for `arch` (e.g. `sm_90`) with NVRTC, through the
 /// disk cache. NVRTC must be present ([`nvrtc_present`]).
 pub fn compile(module: &'static str, src: &str, arch: &'static str, use_cache: bool) -> Compiled {

@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use steps::{Backend, Word};
 
 /// Which suffix-array construction to use. Every choice yields the same array.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SaAlgorithm {
     /// The fastest available on this machine (libsais today).
     #[default]
@@ -37,17 +37,38 @@ pub enum SaAlgorithm {
     Ls,
 }
 
-/// Where the suffix array (and, on a GPU, the FM tables) are built.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum Device {
-    /// The GPU when one is present and the text has at least
-    /// [`GPU_AUTO_MIN_BASES`] bases, else the CPU.
-    #[default]
-    Auto,
-    /// The CPU.
-    Cpu,
-    /// The GPU (the CPU, with a notice, when there is none).
-    Gpu,
+impl crate::Choice for SaAlgorithm {
+    const ALL: &'static [Self] = &[
+        SaAlgorithm::Auto,
+        SaAlgorithm::Libsais,
+        SaAlgorithm::Hybrid,
+        SaAlgorithm::Skew,
+        SaAlgorithm::Ls,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            SaAlgorithm::Auto => "auto",
+            SaAlgorithm::Libsais => "libsais",
+            SaAlgorithm::Hybrid => "hybrid",
+            SaAlgorithm::Skew => "skew",
+            SaAlgorithm::Ls => "ls",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            SaAlgorithm::Auto => "The fastest available on this machine (libsais today)",
+            SaAlgorithm::Libsais => {
+                "Ilya Grebnov's SA-IS implementation (single-threaded unless built with the `openmp` feature)"
+            }
+            SaAlgorithm::Hybrid => {
+                "spd-SA of Wang, Baxter & Owens: skew split, prefix doubling on the 2/3 sample, merge (data-parallel steps)"
+            }
+            SaAlgorithm::Skew => "wbo-skew, the data-parallel DC3 of Wang, Baxter & Owens",
+            SaAlgorithm::Ls => "The data-parallel Larsson–Sadakane of Deng et al",
+        }
+    }
 }
 
 /// `--device auto` uses the GPU from this many bases on. Provisional: below
@@ -306,63 +327,6 @@ fn seeds<P: Pos>(
         _ => ls::build::<_, P>(&cpu, packed, n, log),
     }?;
     Ok(sa.into())
-}
-
-/// Builds the FM tables of `text` on the GPU: the suffix array with a
-/// data-parallel `algorithm` (`auto` and `libsais` mean `hybrid`), then BWT,
-/// Occ lines and the sampled SA on the device; only those come back.
-/// An error (no device, out of device memory, a kernel failure) leaves the
-/// caller free to build on the CPU instead.
-#[cfg(feature = "gpu")]
-pub fn build_fm_gpu<P: Pos>(
-    text: &[u8],
-    algorithm: SaAlgorithm,
-    sample_shift: u32,
-    max_memory: Option<u64>,
-    log: &mut (dyn FnMut(&Round) + Send),
-) -> Result<crate::build::FmParts<P>> {
-    use crate::fm::OccLine;
-    let n = text.len() as u64;
-    let gpu = cuda::Cuda::open()?;
-    let (free, _) = gpu.gpu().memory()?;
-    let need = n.saturating_mul(gpu_bytes_per_base(
-        std::mem::size_of::<P>() as u64,
-        algorithm,
-    ));
-    let budget = max_memory.unwrap_or(u64::MAX).min(free as u64);
-    if need > budget {
-        return Err(Error::Gpu(format!(
-            "{n} bases need about {} of device memory, more than the {} allowed (free device memory{})",
-            crate::index::human_bytes(need),
-            crate::index::human_bytes(budget),
-            if max_memory.is_some() {
-                ", --max-gpu-memory"
-            } else {
-                ""
-            }
-        )));
-    }
-    let packed = gpu.pack_text(text)?;
-    let sa = if n < 2 {
-        gpu.upload((0..n).map(P::from_u64).collect())?
-    } else {
-        match algorithm {
-            SaAlgorithm::Skew => skew::build::<_, P>(&gpu, &packed, n, log)?,
-            SaAlgorithm::Ls => ls::build::<_, P>(&gpu, &packed, n, log)?,
-            _ => hybrid::build::<_, P>(&gpu, &packed, n, log)?,
-        }
-    };
-    let (primary, words, ssa) = gpu.fm_tables(&packed, &sa, sample_shift)?;
-    let mut occ: Vec<OccLine> = bytemuck::zeroed_vec(words.len() / 8);
-    bytemuck::cast_slice_mut::<OccLine, u64>(&mut occ).copy_from_slice(&words);
-    let (sup, c) = crate::build::cumulate(&mut occ);
-    Ok(crate::build::FmParts {
-        primary,
-        c,
-        occ,
-        sup,
-        ssa,
-    })
 }
 
 /// The byte text (codes 0..=3) of a text packed by [`steps::Backend::pack_text`].

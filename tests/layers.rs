@@ -1,0 +1,175 @@
+//! The library's modules import one way, in data-flow order.
+//!
+//! Every `crate::…` path in `src/` outside `#[cfg(test)]` modules and
+//! comments is an edge from the module of its file to the module it names
+//! (a directory module such as `sa/` is one module). [`LAYERS`] lists the
+//! modules from the bottom up; a module may use only modules below it. A new
+//! module fails this test until it is given its place here, which is also
+//! docs/ARCHITECTURE.md's picture of the crate.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Bottom to top. A module may import any module listed before it.
+const LAYERS: &[&str] = &[
+    // Foundations: errors, memory figures, the option enums' home.
+    "error", "alloc", "mem", "device",
+    // The DNA alphabet and 2-bit packing; the read and hit records.
+    "dna", "read",
+    // Input and output files.
+    "input", "cleanup",
+    // The FM-index over borrowed tables.
+    "fm",
+    // The reference.
+    "segments", "reference", "scan",
+    // The GPU runtime (probe, NVRTC, context).
+    "gpu",
+    // Suffix arrays, then the FM tables built from them.
+    "sa", "build",
+    // The index file: written, opened, checked; the distributed build.
+    "index", "dist", "check",
+    // Mapping: reads, pairs and SAM records beside the search (neither
+    // knows the other), then the pipeline over them.
+    "pair", "fastq", "sam", "kmer", "search", "map",
+];
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The top-level module a file belongs to (`sa/cpu.rs` → `sa`); `None` for
+/// the crate root and the binary.
+fn module_of(file: &Path) -> Option<String> {
+    let rel = file.strip_prefix(src()).unwrap();
+    let first = rel.components().next()?.as_os_str().to_str()?.to_owned();
+    let name = first.trim_end_matches(".rs").to_owned();
+    (name != "lib" && name != "main").then_some(name)
+}
+
+/// The code of a file without comments and without its `#[cfg(test)]`
+/// modules (which sit at the end of each file).
+fn production_code(text: &str) -> String {
+    let mut out = String::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let t = line.trim_start();
+        if t == "#[cfg(test)]"
+            && lines
+                .peek()
+                .is_some_and(|next| next.trim_start().starts_with("mod "))
+        {
+            break;
+        }
+        let code = match t.find("//") {
+            Some(i) => &t[..i],
+            None => t,
+        };
+        out.push_str(code);
+        out.push('\n');
+    }
+    out
+}
+
+/// The first segments of every `crate::` path: `crate::fm::X` gives `fm`,
+/// `crate::{fm::X, sa}` gives `fm` and `sa`.
+fn crate_paths(code: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let bytes = code.as_bytes();
+    let mut from = 0;
+    while let Some(i) = code[from..].find("crate::") {
+        let start = from + i + "crate::".len();
+        from = start;
+        let before = code[..from - "crate::".len()].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue; // `fmalign_crate::` and the like
+        }
+        if bytes.get(start) == Some(&b'{') {
+            // A group: split its top level at commas.
+            let (mut depth, mut item) = (0, String::new());
+            for c in code[start + 1..].chars() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        names.insert(first_segment(&item));
+                        item.clear();
+                        continue;
+                    }
+                    _ => {}
+                }
+                item.push(c);
+            }
+            names.insert(first_segment(&item));
+        } else {
+            names.insert(first_segment(&code[start..]));
+        }
+    }
+    names.remove("");
+    names
+}
+
+fn first_segment(path: &str) -> String {
+    path.trim()
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect()
+}
+
+#[test]
+fn crate_paths_are_read_as_written() {
+    let code = "use crate::{fm::{A, B}, sa, error::Result};\nlet x = crate::build::pack(t);\nfmalign_crate::x; crate::Choice";
+    let got: Vec<String> = crate_paths(code).into_iter().collect();
+    assert_eq!(got, ["Choice", "build", "error", "fm", "sa"]);
+    let code = "#[cfg(test)]\nmod tests {\n use crate::map;\n}\n";
+    assert!(crate_paths(&production_code(code)).is_empty());
+    assert_eq!(
+        production_code("let a = 1; // crate::map\n/// [`crate::sa`]\n"),
+        "let a = 1; \n\n"
+    );
+}
+
+#[test]
+fn modules_import_one_way_in_data_flow_order() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    files.sort();
+    let modules: BTreeSet<String> = files.iter().filter_map(|f| module_of(f)).collect();
+    let unplaced: Vec<&String> = modules
+        .iter()
+        .filter(|m| !LAYERS.contains(&m.as_str()))
+        .collect();
+    assert!(
+        unplaced.is_empty(),
+        "modules missing from LAYERS in tests/layers.rs: {unplaced:?}"
+    );
+    let rank = |m: &str| LAYERS.iter().position(|l| *l == m);
+    let mut wrong = Vec::new();
+    for file in &files {
+        let Some(from) = module_of(file) else {
+            continue;
+        };
+        let code = production_code(&std::fs::read_to_string(file).unwrap());
+        for to in crate_paths(&code) {
+            // Items of the crate root (`crate::Choice`, `crate::thread_pool`)
+            // sit below every module.
+            let Some(to_rank) = rank(&to) else { continue };
+            if to != from && to_rank > rank(&from).unwrap() {
+                let rel = file.strip_prefix(src()).unwrap().display().to_string();
+                wrong.push(format!("{rel}: {from} uses {to}, which is above it"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "imports against the layers:\n{}", wrong.join("\n"));
+}
