@@ -441,7 +441,8 @@ fn plan_file(gathered: &[[u64; 4]], wide: bool, out: &Path) -> Result<(TempFile,
     ))
 }
 
-/// Writes `pieces` into `tmp` at `offsets` (by section) plus their own.
+/// Writes each of `pieces` into `tmp` at its section's offset (`offsets`,
+/// by section) plus its own offset in the section.
 fn write_pieces(tmp: &Path, offsets: &[u64], pieces: &[Piece]) -> Result<()> {
     let f = open_for_writing(tmp)?;
     for (id, off, bytes) in pieces {
