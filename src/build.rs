@@ -88,6 +88,17 @@ pub fn fm_from_sa<P: Pos>(text: &[u8], sa: &[P], sample_shift: u32) -> FmParts<P
     }
 }
 
+/// `C[0..5]` from the counts of A, C, G, T in the text: `C[0] = 1` (the
+/// row of `$`), then each symbol's rows start after the previous one's.
+pub fn c_from_counts(counts: [u64; 4]) -> [u64; 5] {
+    let mut c = [0u64; 5];
+    c[0] = 1;
+    for k in 0..4 {
+        c[k + 1] = c[k] + counts[k];
+    }
+    c
+}
+
 /// Turns the line-local counts of `occ` into counts before each line,
 /// relative to its superblock; returns the superblock counts and `C`.
 pub fn cumulate(occ: &mut [OccLine]) -> (Vec<[u64; 4]>, [u64; 5]) {
@@ -105,12 +116,7 @@ pub fn cumulate(occ: &mut [OccLine]) -> (Vec<[u64; 4]>, [u64; 5]) {
             total[c] += local[c] as u64;
         }
     }
-    let mut c = [0u64; 5];
-    c[0] = 1;
-    for k in 0..4 {
-        c[k + 1] = c[k] + total[k];
-    }
-    (sup, c)
+    (sup, c_from_counts(total))
 }
 
 

@@ -6,17 +6,23 @@
 //! dropped uncommitted (an error), and [`remove_on_signal`] makes SIGINT,
 //! SIGTERM and SIGHUP remove every live one before the process ends with the
 //! signal's default action, so an interrupted run leaves neither a partial
-//! file under the final name nor a stray temporary file.
+//! file under the final name nor a stray temporary file. [`write_atomically`]
+//! is the whole sequence for a file written in one go; the distributed build
+//! (`dist::index`), whose ranks write into one file between collectives,
+//! uses [`TempFile`] and [`temp_path_for`] directly.
 //!
 //! A memory-mapped index cut short while in use (`cp new.fmi old.fmi` over
 //! it) makes the next read of the lost pages raise SIGBUS;
 //! [`exit_on_sigbus`] turns that into an error like any other: a message
 //! naming the file, temporary files removed, exit status 1.
 
-use std::io;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+
+use crate::error::{Error, Result};
 
 /// Temporary files not yet renamed or removed. The lock is also held across
 /// each rename, so that a signal arriving then sees either the temporary
@@ -66,6 +72,43 @@ impl Drop for TempFile {
             forget(&mut list, &self.path);
         }
     }
+}
+
+/// Writes `out` through `.NAME.tmp.PID` in the same directory: `write`
+/// fills the buffered file, which is then flushed, synced and renamed to
+/// `out`. On an error or a signal the temporary file is removed. Returns
+/// what `write` returned.
+pub fn write_atomically<T>(
+    out: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<T>,
+) -> Result<T> {
+    let tmp = TempFile::register(temp_path(out));
+    let result = (|| {
+        let file = File::create(tmp.path())?;
+        let mut w = BufWriter::with_capacity(1 << 20, file);
+        let v = write(&mut w)?;
+        w.flush()?;
+        w.get_ref().sync_all()?;
+        Ok(v)
+    })();
+    let v = result.map_err(|e| Error::io(out, e))?;
+    tmp.commit(out).map_err(|e| Error::io(out, e))?;
+    Ok(v)
+}
+
+/// `.NAME.tmp.PID` beside `out`.
+pub fn temp_path(out: &Path) -> PathBuf {
+    temp_path_for(out, std::process::id())
+}
+
+/// `.NAME.tmp.PID` beside `out` for the process `pid` (the distributed
+/// build: every rank writes into rank 0's temporary file).
+pub fn temp_path_for(out: &Path, pid: u32) -> PathBuf {
+    let name = out
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    out.with_file_name(format!(".{name}.tmp.{pid}"))
 }
 
 fn forget(list: &mut Vec<PathBuf>, path: &Path) {

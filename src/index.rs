@@ -4,7 +4,7 @@
 //! `fmalign-index-format` crate, the section contents are encoded here.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -41,6 +41,21 @@ pub struct IndexConfig {
     /// Device memory the GPU build may use (`None`: the free memory); a
     /// larger estimate builds on the CPU instead, with a notice.
     pub max_gpu_memory: Option<u64>,
+}
+
+impl IndexConfig {
+    /// Refuses options no build accepts (the single-process and the
+    /// distributed one): an SA sampling rate that is not a power of two
+    /// from 1 to 65536.
+    pub fn validate(&self) -> Result<()> {
+        if !self.sa_sample.is_power_of_two() || self.sa_sample > 1 << 16 {
+            return Err(Error::Usage(format!(
+                "--sa-sample {} must be a power of two from 1 to 65536",
+                self.sa_sample
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// Default SA sampling rate; chosen by measuring locate speed against index
@@ -177,6 +192,31 @@ pub struct Meta {
 }
 
 impl Meta {
+    /// The META of an index of `layout` whose text has `text_len` bases:
+    /// the rest comes from the FM tables of the text (`c`, `primary`) and of
+    /// the reversed text (`rev_primary`) and the options.
+    pub(crate) fn new(
+        layout: &Layout,
+        text_len: u64,
+        sa_sample: u32,
+        pos_bytes: u32,
+        c: [u64; 5],
+        primary: u64,
+        rev_primary: u64,
+    ) -> Meta {
+        Meta {
+            text_len,
+            primary,
+            ref_len: layout.contigs.iter().map(|c| c.len).sum(),
+            contigs: layout.contigs.len() as u64,
+            holes: layout.holes.len() as u64,
+            sa_sample,
+            pos_bytes,
+            c,
+            rev_primary,
+        }
+    }
+
     /// The 128 bytes of the META section.
     pub(crate) fn encode(&self) -> Vec<u8> {
         let mut m = Vec::with_capacity(META_LEN);
@@ -259,12 +299,7 @@ pub fn build_and_write(reference: Reference, cfg: &IndexConfig, out: &Path) -> R
 type Sink<'s> = dyn FnMut(u32, &[&[u8]]) -> Result<u64> + Send + 's;
 
 fn build_with(reference: Reference, cfg: &IndexConfig, sink: &mut Sink<'_>) -> Result<BuildReport> {
-    if !cfg.sa_sample.is_power_of_two() || cfg.sa_sample > 1 << 16 {
-        return Err(Error::Usage(format!(
-            "--sa-sample {} must be a power of two from 1 to 65536",
-            cfg.sa_sample
-        )));
-    }
+    cfg.validate()?;
     let pool = crate::thread_pool(cfg.threads)?;
     let n = reference.text.len() as u64;
     let wide = cfg.wide || n >= WIDE_THRESHOLD;
@@ -424,17 +459,15 @@ fn write_sections<P: Pos>(
     rev: &FmParts<P>,
     pac: &[u8],
 ) -> Result<u64> {
-    let meta = Meta {
-        text_len: n,
-        primary: parts.primary,
-        ref_len: layout.contigs.iter().map(|c| c.len).sum(),
-        contigs: layout.contigs.len() as u64,
-        holes: layout.holes.len() as u64,
+    let meta = Meta::new(
+        layout,
+        n,
         sa_sample,
-        pos_bytes: P::BYTES,
-        c: parts.c,
-        rev_primary: rev.primary,
-    }
+        P::BYTES,
+        parts.c,
+        parts.primary,
+        rev.primary,
+    )
     .encode();
     let (contigs, names, holes) = encode_layout(layout);
     let sections: [&[u8]; 10] = [
@@ -453,40 +486,9 @@ fn write_sections<P: Pos>(
     sink(flags, &sections)
 }
 
-/// Writes through `.NAME.tmp.PID` in the same directory, then renames. On
-/// error or a signal the temporary file is removed ([`crate::cleanup`]).
-pub fn write_atomically<F>(out: &Path, write: F) -> Result<u64>
-where
-    F: FnOnce(&mut BufWriter<File>) -> std::io::Result<u64>,
-{
-    let tmp = crate::cleanup::TempFile::register(temp_path(out));
-    let result = (|| {
-        let file = File::create(tmp.path())?;
-        let mut w = BufWriter::with_capacity(1 << 20, file);
-        let n = write(&mut w)?;
-        w.flush()?;
-        w.get_ref().sync_all()?;
-        Ok(n)
-    })();
-    let n = result.map_err(|e| Error::io(out, e))?;
-    tmp.commit(out).map_err(|e| Error::io(out, e))?;
-    Ok(n)
-}
-
-/// `.NAME.tmp.PID` beside `out`.
-pub fn temp_path(out: &Path) -> PathBuf {
-    temp_path_for(out, std::process::id())
-}
-
-/// `.NAME.tmp.PID` beside `out` for the process `pid` (the distributed
-/// build: every rank writes into rank 0's temporary file).
-pub fn temp_path_for(out: &Path, pid: u32) -> PathBuf {
-    let name = out
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    out.with_file_name(format!(".{name}.tmp.{pid}"))
-}
+/// Writing through a temporary file: the one implementation is in
+/// [`crate::cleanup`]; these names stay for the callers that use them here.
+pub use crate::cleanup::{temp_path, temp_path_for, write_atomically};
 
 /// The bytes of an index: an mmap of the file, or 64-byte aligned memory.
 enum Backing {

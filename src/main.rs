@@ -280,10 +280,14 @@ fn run_index_distributed(a: &IndexArgs, cfg: &IndexConfig, out: &Path) -> Result
     use fmalign::dist::Comm;
     let t = Instant::now();
     let comm = fmalign::dist::mpi::MpiComm::init()?;
-    let fail = std::env::var("FMALIGN_TEST_FAIL_RANK")
-        .ok()
-        .and_then(|s| s.parse().ok());
-    let result = fmalign::dist::index::build_with_fault(&comm, &a.reference, cfg, out, fail);
+    // Tests of the failure path only (feature fault-injection): rank K fails.
+    #[cfg(feature = "fault-injection")]
+    let result = match std::env::var("FMALIGN_TEST_FAIL_RANK").map(|s| s.parse()) {
+        Ok(Ok(fail)) => fmalign::dist::index::build_with_fault(&comm, &a.reference, cfg, out, fail),
+        _ => fmalign::dist::index::build(&comm, &a.reference, cfg, out),
+    };
+    #[cfg(not(feature = "fault-injection"))]
+    let result = fmalign::dist::index::build(&comm, &a.reference, cfg, out);
     let (rank, size) = (comm.rank(), comm.size());
     let report = match result {
         Ok(r) => r,

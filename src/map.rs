@@ -690,9 +690,7 @@ pub fn exact_hits(fm: &FmIndex<'_>, segments: &Segments, seq: &[u8]) -> Vec<Hit>
 /// FNV-1a of the read name: picks the primary among equal hits, the same
 /// way on every run and every machine.
 fn name_hash(name: &[u8]) -> u64 {
-    name.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-    })
+    crate::gpu::fnv1a(name)
 }
 
 /// Mapping quality from the hit counts of the best stratum (`c1`) and the

@@ -1,8 +1,10 @@
 //! `mpirun -np P fmalign index --distributed` for real (feature `mpi`, run
 //! by .ci/run with OpenMPI installed): the index file must be byte-identical
 //! to the single-process one for P = 1, 2, 3, 4, 8; a failing rank stops the
-//! job with a message and leaves no file. The in-process tests of the same
-//! code (every rank count, many references) are in tests/distributed.rs.
+//! job with a message and leaves no file. The rank made to fail
+//! (`FMALIGN_TEST_FAIL_RANK`) needs the feature `fault-injection` too, as
+//! .ci/run builds it. The in-process tests of the same code (every rank
+//! count, many references) are in tests/distributed.rs.
 
 #![cfg(feature = "mpi")]
 
@@ -143,6 +145,7 @@ fn exchanges_split_into_rounds_give_the_same_index() {
     );
 }
 
+#[cfg(feature = "fault-injection")]
 #[test]
 fn a_failing_rank_stops_the_job_and_leaves_no_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -161,6 +164,13 @@ fn a_failing_rank_stops_the_job_and_leaves_no_file() {
     );
     assert!(stderr.contains("stopped: rank 2 failed"), "{stderr}");
     assert!(files(dir.path()).is_empty(), "{:?}", files(dir.path()));
+}
+
+#[test]
+fn too_little_memory_or_bad_input_stops_the_job_and_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let fasta: PathBuf = test_data("lambda_virus.fa");
+    let out = dir.path().join("x.fmi");
     // Not enough memory per rank: refused up front by every rank.
     let o = mpirun(
         2,

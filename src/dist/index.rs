@@ -2,22 +2,27 @@
 //! ([`Comm`]) and written by them into one file, byte-identical to the
 //! single-process index of the same reference and options.
 //!
-//! 1. **scan** — rank 0 streams the FASTA once ([`crate::scan::scan_fasta`]:
-//!    contigs, holes, MD5s, the text length, a checkpoint every
-//!    [`CHECKPOINT_BASES`] bases; never the text) and broadcasts the text
-//!    length and the checkpoints.
-//! 2. **read** — every rank reads only its block of text positions plus
-//!    [`KEY_CHARS`] bases after it ([`crate::scan::read_text_range`], from
-//!    the nearest checkpoint), and the same window of the reversed text.
-//! 3. **sa**, **bwt+occ** — [`super::sa`]: distributed prefix doubling, the BWT
-//!    slice of each rank's slice of the suffix array, its Occ lines and
-//!    sampled SA rows; **reversed** — the same for the reversed text (the
-//!    mirror index: Occ only).
-//! 4. **write** — rank 0 creates the temporary file (`.NAME.tmp.PID`) at its
-//!    final length; every rank writes its pieces of PAC, OCC, SSA and REV_OCC
-//!    at their offsets, rank 0 the small sections; the per-piece CRCs are
-//!    combined in order on rank 0 (`crc32fast::Hasher::combine`), which
-//!    writes the header and section table last and renames the file.
+//! 1. **scan** (`scan_on_rank0`) — rank 0 streams the FASTA once
+//!    ([`crate::scan::scan_fasta`]: contigs, holes, MD5s, the text length, a
+//!    checkpoint every [`CHECKPOINT_BASES`] bases; never the text) and
+//!    broadcasts the text length and the checkpoints.
+//! 2. **read** (`check_memory`, `read_windows`) — every rank checks that
+//!    its block fits in its memory ([`memory_estimate`]), then reads only its
+//!    block of text positions plus [`KEY_CHARS`] bases after it
+//!    ([`crate::scan::read_text_range`], from the nearest checkpoint), and
+//!    the same window of the reversed text.
+//! 3. **sa**, **bwt+occ** (`share_of`) — [`super::sa`]: distributed prefix
+//!    doubling, the BWT slice of each rank's slice of the suffix array, its
+//!    Occ lines and sampled SA rows; **reversed** — the same for the
+//!    reversed text (the mirror index: Occ only).
+//! 4. **write** (`rank_pieces`, `rank0_pieces`, `write_file`) — every rank
+//!    cuts its pieces of PAC, OCC, SSA and REV_OCC, rank 0 also the small
+//!    sections; the pieces' CRCs go to rank 0, which combines them in order
+//!    per section (`crc32fast::Hasher::combine`), plans the file and creates
+//!    the temporary file (`.NAME.tmp.PID`) at its final length
+//!    (`plan_file`); every rank writes its pieces at their offsets
+//!    (`write_pieces`); rank 0 writes the header and section table last and
+//!    renames the file (`seal`).
 //!
 //! Every phase ends with an agreement: when any rank fails (bad input seen
 //! by rank 0, a read or write error anywhere), every rank stops with an
@@ -32,11 +37,12 @@ use std::time::Instant;
 use fmalign_index_format::{self as format, SectionId};
 
 use super::Comm;
-use super::sa::{self as dsa, KEY_CHARS, block};
-use crate::cleanup::TempFile;
+use super::sa::{self as dsa, FmShare, KEY_CHARS, block};
+use crate::build::c_from_counts;
+use crate::cleanup::{TempFile, temp_path, temp_path_for};
 use crate::error::{Error, Result};
-use crate::index::{FLAG_WIDE, IndexConfig, Meta, WIDE_THRESHOLD, encode_layout, temp_path_for};
-use crate::scan::{self, Checkpoint};
+use crate::index::{FLAG_WIDE, IndexConfig, Meta, WIDE_THRESHOLD, encode_layout};
+use crate::scan::{self, Checkpoint, Scan};
 
 /// Text bases between two checkpoints of the scan.
 pub const CHECKPOINT_BASES: u64 = 1 << 20;
@@ -72,14 +78,108 @@ pub struct DistReport {
     pub rounds: Vec<(u64, u64, u64)>,
 }
 
-/// Rank 0's plan of the file: header and table bytes, section offsets,
-/// file length.
-type Planned = (Vec<u8>, Vec<u64>, u64);
-
 const PHASES: [&str; 6] = ["scan", "read", "sa", "bwt+occ", "reversed", "write"];
 
-/// Runs `f` on this rank, then agrees with the others: this rank's error,
-/// or [`Error::OtherRank`] naming the first rank that failed.
+/// Builds the index of the FASTA at `fasta` on all ranks of `comm` and
+/// writes it to `out`. Only `sa_sample`, `wide` and `stats` of `cfg` apply
+/// (the local work is sequential: one rank per core).
+pub fn build<C: Comm>(comm: &C, fasta: &Path, cfg: &IndexConfig, out: &Path) -> Result<DistReport> {
+    build_reading(comm, fasta, cfg, out, read_windows)
+}
+
+/// [`build`], where rank `fail` fails while reading its windows of the
+/// reference, as it would on a read error: for the tests of the failure
+/// path (feature `fault-injection`: `FMALIGN_TEST_FAIL_RANK` of the
+/// command-line tool under `mpirun`).
+#[cfg(any(test, feature = "fault-injection"))]
+pub fn build_with_fault<C: Comm>(
+    comm: &C,
+    fasta: &Path,
+    cfg: &IndexConfig,
+    out: &Path,
+    fail: usize,
+) -> Result<DistReport> {
+    let me = comm.rank();
+    build_reading(comm, fasta, cfg, out, |fasta, checkpoints, n, range| {
+        if me == fail {
+            return Err(Error::input(
+                fasta,
+                "failure injected by FMALIGN_TEST_FAIL_RANK",
+            ));
+        }
+        read_windows(fasta, checkpoints, n, range)
+    })
+}
+
+/// [`build`]: the phases of the module's list in order, each ended by an
+/// agreement, with `read` as phase 2 ([`read_windows`]).
+fn build_reading<C: Comm>(
+    comm: &C,
+    fasta: &Path,
+    cfg: &IndexConfig,
+    out: &Path,
+    read: impl FnOnce(&Path, &[Checkpoint], u64, (u64, u64)) -> Result<(Vec<u8>, Vec<u8>)>,
+) -> Result<DistReport> {
+    cfg.validate()?;
+    let mut clock = Clock::start(comm);
+
+    // 1. Scan on rank 0; the text length and checkpoints to everyone.
+    let (scanned, n, checkpoints) = scan_on_rank0(comm, fasta)?;
+    clock.lap("scan", comm);
+
+    // 2. This rank's windows of the text and of the reversed text, after
+    // refusing, on every rank, a block that would not fit in memory.
+    let (lo, hi) = block(n, comm.size(), comm.rank());
+    agreed(comm, check_memory(hi - lo))?;
+    let (fwd, rev) = agreed(comm, read(fasta, &checkpoints, n, (lo, hi)))?;
+    clock.lap("read", comm);
+
+    // 3. Suffix array, BWT, Occ and samples of the text, then the mirror.
+    let mut rounds = Vec::new();
+    let sa = dsa::suffix_array(comm, n, &fwd, &mut |h, o, g| rounds.push((h, o, g)));
+    clock.lap("sa", comm);
+    let shift = cfg.sa_sample.trailing_zeros();
+    let (share, primary, counts) = share_of(comm, n, &fwd, sa, shift);
+    clock.lap("bwt+occ", comm);
+    let rsa = dsa::suffix_array(comm, n, &rev, &mut |_, _, _| {});
+    let (rshare, rev_primary, _) = share_of(comm, n, &rev, rsa, 63);
+    drop(rev);
+    clock.lap("reversed", comm);
+
+    // 4. The file: this rank's pieces (rank 0's with the small sections).
+    let wide = cfg.wide || n >= WIDE_THRESHOLD;
+    let mut pieces = rank_pieces(n, (lo, hi), &fwd, &share, &rshare, wide);
+    drop(fwd);
+    if let Some(s) = &scanned {
+        let meta = Meta::new(
+            &s.layout,
+            n,
+            cfg.sa_sample,
+            if wide { 8 } else { 4 },
+            c_from_counts(counts),
+            primary,
+            rev_primary,
+        );
+        pieces.extend(rank0_pieces(s, &meta, &share, &rshare));
+    }
+    drop((share, rshare));
+    pieces.retain(|(_, _, b)| !b.is_empty());
+    let file_bytes = write_file(comm, out, wide, pieces)?;
+    clock.lap("write", comm);
+
+    Ok(DistReport {
+        text_len: n,
+        contigs: scanned.as_ref().map_or(0, |s| s.layout.contigs.len()),
+        holes: scanned.as_ref().map_or(0, |s| s.layout.holes.len()),
+        warnings: scanned.map_or(Vec::new(), |s| s.warnings),
+        file_bytes,
+        phases: gather_phases(comm, clock.phases),
+        rounds,
+    })
+}
+
+/// This rank's outcome `r`, agreed with the others (a collective): this
+/// rank's error, or [`Error::OtherRank`] naming the first rank that failed.
 fn agreed<C: Comm, T>(comm: &C, r: Result<T>) -> Result<T> {
     let ok = comm.allgather(u8::from(r.is_ok()));
     match r {
@@ -91,44 +191,43 @@ fn agreed<C: Comm, T>(comm: &C, r: Result<T>) -> Result<T> {
     }
 }
 
-/// Builds the index of the FASTA at `fasta` on all ranks of `comm` and
-/// writes it to `out`. Only `sa_sample`, `wide` and `stats` of `cfg` apply
-/// (the local work is sequential: one rank per core).
-pub fn build<C: Comm>(comm: &C, fasta: &Path, cfg: &IndexConfig, out: &Path) -> Result<DistReport> {
-    build_with_fault(comm, fasta, cfg, out, None)
+/// This rank's [`Phase`]s so far, and when the current one started.
+struct Clock {
+    phases: Vec<Phase>,
+    since: (Instant, u64),
 }
 
-/// [`build`], where rank `fail` (when given) fails while reading its slice
-/// of the reference, as it would on a read error: for tests of the failure
-/// path (`FMALIGN_TEST_FAIL_RANK` in the command-line tool).
-pub fn build_with_fault<C: Comm>(
-    comm: &C,
-    fasta: &Path,
-    cfg: &IndexConfig,
-    out: &Path,
-    fail: Option<usize>,
-) -> Result<DistReport> {
-    if !cfg.sa_sample.is_power_of_two() || cfg.sa_sample > 1 << 16 {
-        return Err(Error::Usage(format!(
-            "--sa-sample {} must be a power of two from 1 to 65536",
-            cfg.sa_sample
-        )));
+impl Clock {
+    fn start<C: Comm>(comm: &C) -> Clock {
+        Clock {
+            phases: Vec::new(),
+            since: (Instant::now(), comm.bytes_sent()),
+        }
     }
-    let (p, me) = (comm.size(), comm.rank());
-    let mut phases = Vec::new();
-    let mut clock = (Instant::now(), comm.bytes_sent());
-    let mut lap = |name: &'static str, comm: &C| {
-        let now = (Instant::now(), comm.bytes_sent());
-        phases.push(Phase {
-            name,
-            seconds: (now.0 - clock.0).as_secs_f64(),
-            bytes_sent: now.1 - clock.1,
-        });
-        clock = now;
-    };
 
-    // 1. Scan on rank 0; the text length and checkpoints to everyone.
-    let scanned = if me == 0 {
+    /// Ends the phase `name` now.
+    fn lap<C: Comm>(&mut self, name: &'static str, comm: &C) {
+        let now = (Instant::now(), comm.bytes_sent());
+        self.phases.push(Phase {
+            name,
+            seconds: (now.0 - self.since.0).as_secs_f64(),
+            bytes_sent: now.1 - self.since.1,
+        });
+        self.since = now;
+    }
+}
+
+/// `mine` of every rank on rank 0, by rank (empty lists elsewhere).
+fn gather_on_rank0<C: Comm, T: bytemuck::Pod + Send>(comm: &C, mine: Vec<T>) -> Vec<Vec<T>> {
+    let mut send = vec![Vec::new(); comm.size()];
+    send[0] = mine;
+    comm.alltoallv(send)
+}
+
+/// Phase 1 (scan): rank 0's scan of the FASTA (`None` elsewhere), and on
+/// every rank the text length and the checkpoints.
+fn scan_on_rank0<C: Comm>(comm: &C, fasta: &Path) -> Result<(Option<Scan>, u64, Vec<Checkpoint>)> {
+    let scanned = if comm.rank() == 0 {
         scan::scan_fasta(fasta, CHECKPOINT_BASES).map(Some)
     } else {
         Ok(None)
@@ -142,80 +241,78 @@ pub fn build_with_fault<C: Comm>(
             .as_ref()
             .map_or(Vec::new(), |s| s.checkpoints.clone()),
     );
-    lap("scan", comm);
+    Ok((scanned, n, checkpoints))
+}
 
-    // Memory: refuse up front, on every rank, rather than fail in the middle.
-    let (lo, hi) = block(n, p, me);
-    let need = memory_estimate(hi - lo);
-    let fits = match available_per_rank() {
+/// Refuses to build a block of `bases` bases when [`memory_estimate`]
+/// exceeds the memory available to this rank.
+fn check_memory(bases: u64) -> Result<()> {
+    let need = memory_estimate(bases);
+    match available_per_rank() {
         Some(have) if need > have => Err(Error::Usage(format!(
             "building its {} bases needs about {} MB, but only {} MB are available per rank on this node; use more nodes (or fewer ranks per node)",
-            hi - lo,
+            bases,
             need >> 20,
             have >> 20
         ))),
         _ => Ok(()),
-    };
-    agreed(comm, fits)?;
-
-    // 2. This rank's windows of the text and of the reversed text.
-    let end = (hi + KEY_CHARS).min(n);
-    let read = || -> Result<(Vec<u8>, Vec<u8>)> {
-        if fail == Some(me) {
-            return Err(Error::input(
-                fasta,
-                "failure injected by FMALIGN_TEST_FAIL_RANK",
-            ));
-        }
-        let fwd = scan::read_text_range(fasta, &checkpoints, lo, end)?;
-        let mut rev = scan::read_text_range(fasta, &checkpoints, n - end, n - lo)?;
-        rev.reverse();
-        Ok((fwd, rev))
-    };
-    let (fwd, rev) = agreed(comm, read())?;
-    lap("read", comm);
-
-    // 3. Suffix array, BWT, Occ and samples of the text, then the mirror.
-    let shift = cfg.sa_sample.trailing_zeros();
-    let mut rounds = Vec::new();
-    let sa = dsa::suffix_array(comm, n, &fwd, &mut |h, o, g| rounds.push((h, o, g)));
-    lap("sa", comm);
-    let (b, primary, counts) = dsa::bwt(comm, n, &fwd, &sa);
-    let share = dsa::fm_share(comm, n, &b, &sa, shift);
-    drop((b, sa));
-    lap("bwt+occ", comm);
-    let rsa = dsa::suffix_array(comm, n, &rev, &mut |_, _, _| {});
-    let (rb, rev_primary, _) = dsa::bwt(comm, n, &rev, &rsa);
-    let rshare = dsa::fm_share(comm, n, &rb, &rsa, 63);
-    drop((rb, rsa, rev));
-    lap("reversed", comm);
-
-    // 4. The file.
-    let wide = cfg.wide || n >= WIDE_THRESHOLD;
-    let w: u64 = if wide { 8 } else { 4 };
-    let mut c = [1u64; 5];
-    for k in 0..4 {
-        c[k + 1] = c[k] + counts[k];
     }
-    // This rank's pieces: (section, offset in the section, bytes).
-    let mut pieces: Vec<(SectionId, u64, Vec<u8>)> = Vec::new();
-    let pac_from = lo.div_ceil(4);
-    let pac_to = hi.div_ceil(4);
-    let pac: Vec<u8> = (pac_from..pac_to)
-        .map(|k| {
-            (0..4u64)
-                .filter(|j| 4 * k + j < n)
-                .map(|j| fwd[(4 * k + j - lo) as usize] << (2 * j))
-                .sum::<u8>()
-        })
-        .collect();
-    pieces.push((SectionId::Pac, pac_from, pac));
-    drop(fwd);
-    let lines = |s: &dsa::FmShare| bytemuck::cast_slice(&s.occ).to_vec();
-    pieces.push((SectionId::Occ, share.first_line * 64, lines(&share)));
-    pieces.push((SectionId::RevOcc, rshare.first_line * 64, lines(&rshare)));
+}
+
+/// Phase 2 (read): the window of the text of a rank owning the positions
+/// `lo..hi` of a text of `n` bases (the block and the [`KEY_CHARS`] bases
+/// after it, fewer at the end), and the same window of the reversed text.
+fn read_windows(
+    fasta: &Path,
+    checkpoints: &[Checkpoint],
+    n: u64,
+    (lo, hi): (u64, u64),
+) -> Result<(Vec<u8>, Vec<u8>)> {
+    let end = (hi + KEY_CHARS).min(n);
+    let fwd = scan::read_text_range(fasta, checkpoints, lo, end)?;
+    let mut rev = scan::read_text_range(fasta, checkpoints, n - end, n - lo)?;
+    rev.reverse();
+    Ok((fwd, rev))
+}
+
+/// Phase 3 (sa, bwt+occ, reversed): this rank's share of the FM tables of the
+/// text whose window is `text` and whose suffix-array block is `sa` (SA
+/// sampled every `2^shift` rows), with the `primary` row and the counts of A,
+/// C, G, T.
+fn share_of<C: Comm>(
+    comm: &C,
+    n: u64,
+    text: &[u8],
+    sa: Vec<u64>,
+    shift: u32,
+) -> (FmShare, u64, [u64; 4]) {
+    let (b, primary, counts) = dsa::bwt(comm, n, text, &sa);
+    (dsa::fm_share(comm, n, &b, &sa, shift), primary, counts)
+}
+
+/// A piece of a section: the section, the offset in it, the bytes.
+type Piece = (SectionId, u64, Vec<u8>);
+
+/// Phase 4 (write): this rank's pieces of the large sections: PAC of its
+/// block `lo..hi` of the text (`text` is its window), its Occ lines of both
+/// indexes, its sampled SA rows (`wide`: 8-byte positions).
+fn rank_pieces(
+    n: u64,
+    (lo, hi): (u64, u64),
+    text: &[u8],
+    share: &FmShare,
+    rshare: &FmShare,
+    wide: bool,
+) -> Vec<Piece> {
+    let lines = |s: &FmShare| bytemuck::cast_slice(&s.occ).to_vec();
+    let mut pieces = vec![
+        pac_piece(n, (lo, hi), text),
+        (SectionId::Occ, share.first_line * 64, lines(share)),
+        (SectionId::RevOcc, rshare.first_line * 64, lines(rshare)),
+    ];
     if let Some(&(k0, _)) = share.ssa.first() {
-        let mut bytes = Vec::with_capacity(share.ssa.len() * w as usize);
+        let w = if wide { 8 } else { 4 };
+        let mut bytes = Vec::with_capacity(share.ssa.len() * w);
         for (j, &(k, v)) in share.ssa.iter().enumerate() {
             assert_eq!(k, k0 + j as u64, "a rank's sampled rows are contiguous");
             if wide {
@@ -224,40 +321,59 @@ pub fn build_with_fault<C: Comm>(
                 bytes.extend_from_slice(&(v as u32).to_le_bytes());
             }
         }
-        pieces.push((SectionId::Ssa, k0 * w, bytes));
+        pieces.push((SectionId::Ssa, k0 * w as u64, bytes));
     }
-    let mut report = DistReport {
-        text_len: n,
-        ..DistReport::default()
-    };
-    if let Some(s) = &scanned {
-        let (contigs, names, holes) = encode_layout(&s.layout);
-        let meta = Meta {
-            text_len: n,
-            primary,
-            ref_len: s.layout.contigs.iter().map(|c| c.len).sum(),
-            contigs: s.layout.contigs.len() as u64,
-            holes: s.layout.holes.len() as u64,
-            sa_sample: cfg.sa_sample,
-            pos_bytes: w as u32,
-            c,
-            rev_primary,
-        }
-        .encode();
-        let sup = |s: &dsa::FmShare| bytemuck::cast_slice(&s.sup).to_vec();
-        pieces.push((SectionId::Meta, 0, meta));
-        pieces.push((SectionId::Contigs, 0, contigs));
-        pieces.push((SectionId::Names, 0, names));
-        pieces.push((SectionId::Holes, 0, holes));
-        pieces.push((SectionId::OccSuper, 0, sup(&share)));
-        pieces.push((SectionId::RevOccSuper, 0, sup(&rshare)));
-        report.contigs = s.layout.contigs.len();
-        report.holes = s.layout.holes.len();
-        report.warnings = s.warnings.clone();
-    }
-    drop((share, rshare));
-    pieces.retain(|(_, _, b)| !b.is_empty());
+    pieces
+}
 
+/// The PAC bytes of the rank owning bases `lo..hi` of `n` (`text` holds
+/// `lo..` up to at least the end of the last byte, as its window does):
+/// those that start in its block, base `i` in bits `2*(i%4)` of byte `i/4`.
+fn pac_piece(n: u64, (lo, hi): (u64, u64), text: &[u8]) -> Piece {
+    let (first, last) = (lo.div_ceil(4), hi.div_ceil(4));
+    let (from, to) = ((4 * first).min(n), (4 * last).min(n));
+    // TODO(lead): use dna::pack once src/dna.rs has a sequential packing;
+    // build::pack runs on the rayon pool, and a rank's work is sequential.
+    let pac = text[(from - lo) as usize..(to - lo) as usize]
+        .chunks(4)
+        .map(|q| {
+            q.iter()
+                .enumerate()
+                .fold(0u8, |acc, (k, &c)| acc | (c << (2 * k)))
+        })
+        .collect();
+    (SectionId::Pac, first, pac)
+}
+
+/// Phase 4 (write): rank 0's pieces: the small sections whole (META, CONTIGS,
+/// NAMES, HOLES) and the superblock counts of both indexes (the same on every
+/// rank).
+fn rank0_pieces(s: &Scan, meta: &Meta, share: &FmShare, rshare: &FmShare) -> Vec<Piece> {
+    let (contigs, names, holes) = encode_layout(&s.layout);
+    let sup = |s: &FmShare| bytemuck::cast_slice(&s.sup).to_vec();
+    vec![
+        (SectionId::Meta, 0, meta.encode()),
+        (SectionId::Contigs, 0, contigs),
+        (SectionId::Names, 0, names),
+        (SectionId::Holes, 0, holes),
+        (SectionId::OccSuper, 0, sup(share)),
+        (SectionId::RevOccSuper, 0, sup(rshare)),
+    ]
+}
+
+/// Rank 0's plan of the file: header and table bytes, section offsets,
+/// file length.
+struct Plan {
+    head: Vec<u8>,
+    offsets: Vec<u64>,
+    file_len: u64,
+}
+
+/// Phase 4 (write): writes every rank's `pieces` into rank 0's temporary file
+/// at their offsets; rank 0 then writes the header and section table, whose
+/// CRCs it combines from the pieces', and renames the file to `out`. Returns
+/// the file length.
+fn write_file<C: Comm>(comm: &C, out: &Path, wide: bool, pieces: Vec<Piece>) -> Result<u64> {
     // Piece CRCs to rank 0: (section index, offset, length, crc).
     let sums: Vec<[u64; 4]> = pieces
         .iter()
@@ -270,94 +386,112 @@ pub fn build_with_fault<C: Comm>(
             ]
         })
         .collect();
-    let mut to_root = vec![Vec::new(); p];
-    to_root[0] = sums;
-    let gathered: Vec<[u64; 4]> = comm.alltoallv(to_root).into_iter().flatten().collect();
-    let flags = if wide { FLAG_WIDE } else { 0 };
+    let gathered: Vec<[u64; 4]> = gather_on_rank0(comm, sums).into_iter().flatten().collect();
     // Rank 0: the table, the temporary file at its final length (removed
     // on an error or a signal until it is renamed).
     let mut guard: Option<TempFile> = None;
-    let planned: Result<Option<Planned>> = (|| {
-        if me != 0 {
-            return Ok(None);
-        }
-        let parts = combine(&gathered)?;
-        let (head, table, file_len) = format::plan(flags, &parts);
-        let tmp = guard.insert(TempFile::register(temp_path_for(out, std::process::id())));
-        let f = File::create(tmp.path()).map_err(|e| Error::io(tmp.path(), e))?;
-        f.set_len(file_len).map_err(|e| Error::io(tmp.path(), e))?;
-        Ok(Some((
-            head,
-            table.iter().map(|s| s.offset).collect(),
-            file_len,
-        )))
-    })();
+    let planned = if comm.rank() == 0 {
+        plan_file(&gathered, wide, out).map(|(tmp, plan)| {
+            guard = Some(tmp);
+            Some(plan)
+        })
+    } else {
+        Ok(None)
+    };
     let planned = agreed(comm, planned)?;
+    // Everyone: rank 0's process id (its temporary file's name), the file
+    // length and the section offsets.
     let mut layout_msg: Vec<u64> = Vec::new();
-    if let Some((_, offsets, file_len)) = &planned {
+    if let Some(plan) = &planned {
         layout_msg.push(u64::from(std::process::id()));
-        layout_msg.push(*file_len);
-        layout_msg.extend_from_slice(offsets);
+        layout_msg.push(plan.file_len);
+        layout_msg.extend_from_slice(&plan.offsets);
     }
     let layout_msg = comm.broadcast(0, layout_msg);
     let tmp = temp_path_for(out, layout_msg[0] as u32);
     let file_len = layout_msg[1];
     let offsets = &layout_msg[2..];
-    let write_mine = || -> Result<()> {
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(&tmp)
-            .map_err(|e| Error::io(&tmp, e))?;
-        for (id, off, bytes) in &pieces {
-            f.write_all_at(bytes, offsets[section_index(*id)] + off)
-                .map_err(|e| Error::io(&tmp, e))?;
-        }
-        f.sync_data().map_err(|e| Error::io(&tmp, e))
-    };
-    agreed(comm, write_mine())?;
+    agreed(comm, write_pieces(&tmp, offsets, &pieces))?;
     drop(pieces);
-    let mut finish = || -> Result<()> {
-        if let (Some((head, _, _)), Some(guard)) = (&planned, guard.take()) {
-            let f = std::fs::OpenOptions::new()
-                .write(true)
-                .open(&tmp)
-                .map_err(|e| Error::io(&tmp, e))?;
-            f.write_all_at(head, 0).map_err(|e| Error::io(&tmp, e))?;
-            f.sync_all().map_err(|e| Error::io(&tmp, e))?;
-            guard.commit(out).map_err(|e| Error::io(out, e))?;
-        }
-        Ok(())
+    let sealed = match (&planned, guard) {
+        (Some(plan), Some(guard)) => seal(guard, &plan.head, out),
+        _ => Ok(()),
     };
-    agreed(comm, finish())?;
-    lap("write", comm);
-    report.file_bytes = file_len;
-    report.rounds = rounds;
+    agreed(comm, sealed)?;
+    Ok(file_len)
+}
 
-    // Every rank's phases to rank 0.
+/// Rank 0: the plan of the file from the pieces' CRCs of all ranks, and
+/// the temporary file created at its final length.
+fn plan_file(gathered: &[[u64; 4]], wide: bool, out: &Path) -> Result<(TempFile, Plan)> {
+    let parts = combine(gathered)?;
+    let flags = if wide { FLAG_WIDE } else { 0 };
+    let (head, table, file_len) = format::plan(flags, &parts);
+    let tmp = TempFile::register(temp_path(out));
+    let f = File::create(tmp.path()).map_err(|e| Error::io(tmp.path(), e))?;
+    f.set_len(file_len).map_err(|e| Error::io(tmp.path(), e))?;
+    let offsets = table.iter().map(|s| s.offset).collect();
+    Ok((
+        tmp,
+        Plan {
+            head,
+            offsets,
+            file_len,
+        },
+    ))
+}
+
+/// Writes each of `pieces` into `tmp` at its section's offset (`offsets`,
+/// by section) plus its own offset in the section.
+fn write_pieces(tmp: &Path, offsets: &[u64], pieces: &[Piece]) -> Result<()> {
+    let f = open_for_writing(tmp)?;
+    for (id, off, bytes) in pieces {
+        f.write_all_at(bytes, offsets[section_index(*id)] + off)
+            .map_err(|e| Error::io(tmp, e))?;
+    }
+    f.sync_data().map_err(|e| Error::io(tmp, e))
+}
+
+/// Rank 0, once every piece is written: the header and table at the start
+/// of the temporary file, then the rename to `out`.
+fn seal(tmp: TempFile, head: &[u8], out: &Path) -> Result<()> {
+    let f = open_for_writing(tmp.path())?;
+    f.write_all_at(head, 0)
+        .map_err(|e| Error::io(tmp.path(), e))?;
+    f.sync_all().map_err(|e| Error::io(tmp.path(), e))?;
+    tmp.commit(out).map_err(|e| Error::io(out, e))
+}
+
+/// An existing file, opened for writing in place.
+fn open_for_writing(path: &Path) -> Result<File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| Error::io(path, e))
+}
+
+/// Every rank's phases on rank 0, by rank; this rank's elsewhere.
+fn gather_phases<C: Comm>(comm: &C, phases: Vec<Phase>) -> Vec<Vec<Phase>> {
     let mine: Vec<[u64; 2]> = phases
         .iter()
         .map(|ph| [ph.seconds.to_bits(), ph.bytes_sent])
         .collect();
-    let mut send = vec![Vec::new(); p];
-    send[0] = mine;
-    let all = comm.alltoallv(send);
-    report.phases = if me == 0 {
-        all.into_iter()
-            .map(|v| {
-                v.iter()
-                    .zip(PHASES)
-                    .map(|(x, name)| Phase {
-                        name,
-                        seconds: f64::from_bits(x[0]),
-                        bytes_sent: x[1],
-                    })
-                    .collect()
-            })
-            .collect()
-    } else {
-        vec![phases]
-    };
-    Ok(report)
+    let all = gather_on_rank0(comm, mine);
+    if comm.rank() != 0 {
+        return vec![phases];
+    }
+    all.into_iter()
+        .map(|v| {
+            v.iter()
+                .zip(PHASES)
+                .map(|(x, name)| Phase {
+                    name,
+                    seconds: f64::from_bits(x[0]),
+                    bytes_sent: x[1],
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// Peak bytes of a rank building `m` bases: tuples, their sorted and
@@ -429,4 +563,47 @@ fn combine(pieces: &[[u64; 4]]) -> Result<Vec<(u64, u32)>> {
         o.1 = h.finalize();
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dist::LocalComm;
+
+    /// A rank that fails (injected, [`build_with_fault`]) stops every rank;
+    /// no file is left. (The same through `mpirun` is in
+    /// tests/distributed_mpi.rs, feature `fault-injection`.)
+    #[test]
+    fn a_failing_rank_stops_every_rank_and_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ok.fa");
+        std::fs::write(&path, b">a\nACGTACGTTTGACCA\n").unwrap();
+        let out = dir.path().join("ok.fmi");
+        let cfg = IndexConfig {
+            threads: 1,
+            sa_sample: 32,
+            wide: false,
+            ..IndexConfig::default()
+        };
+        for (p, bad) in [(2usize, 1usize), (4, 2), (3, 0)] {
+            let results = LocalComm::run(p, |c| build_with_fault(c, &path, &cfg, &out, bad));
+            for (rank, r) in results.iter().enumerate() {
+                let e = r.as_ref().unwrap_err();
+                if rank == bad {
+                    assert!(e.to_string().contains("injected"), "{e}");
+                } else {
+                    assert!(matches!(e, Error::OtherRank(r) if *r == bad), "{e}");
+                }
+            }
+            let files: Vec<_> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert_eq!(
+                files,
+                vec![std::ffi::OsString::from("ok.fa")],
+                "{p} ranks, rank {bad} failing"
+            );
+        }
+    }
 }

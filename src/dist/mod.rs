@@ -1,15 +1,15 @@
-//! Distributed index construction (issue 7), the part that does not need MPI:
-//! the collective operations the algorithm uses, behind [`Comm`], and an
-//! in-process implementation ([`LocalComm`]: one thread per rank) on which
-//! the algorithm's logic is tested for any number of ranks, and the MPI one
-//! ([`mpi::MpiComm`], feature `mpi`, rsmpi over the system's MPI library) that
-//! `mpirun -np P fmalign index --distributed` uses. The algorithm is the same
-//! code over either.
+//! Distributed index construction (issue 7): the collective operations the
+//! algorithm uses, behind [`Comm`], with an in-process implementation
+//! ([`LocalComm`]: one thread per rank) on which the algorithm's logic is
+//! tested for any number of ranks, and the MPI one (`mpi::MpiComm`, feature
+//! `mpi`, rsmpi over the system's MPI library) that `mpirun -np P fmalign
+//! index --distributed` uses. The algorithm is the same code over either.
 //!
 //! The algorithm is distributed prefix doubling after Flick & Aluru (2015),
 //! in [`sa`]: every rank holds one block of text positions (plus the few
 //! characters after it that its first keys read), no rank ever holds the
-//! whole suffix array.
+//! whole suffix array. [`index`] is the whole build, from the FASTA to the
+//! file.
 
 pub mod index;
 #[cfg(feature = "mpi")]

@@ -36,7 +36,8 @@ pub fn full_source(src: &str) -> String {
     format!("{PRELUDE}\n#line 1\n{src}")
 }
 
-/// FNV-1a of the bytes (the disk cache key; not cryptographic).
+/// FNV-1a (64-bit) of the bytes: the disk cache key here, and the read-name
+/// hash that picks a read's primary hit (`map`); not cryptographic.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in bytes {
