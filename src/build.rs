@@ -119,7 +119,6 @@ pub fn cumulate(occ: &mut [OccLine]) -> (Vec<[u64; 4]>, [u64; 5]) {
     (sup, c_from_counts(total))
 }
 
-
 /// Builds the FM tables of `text` on the GPU: the suffix array with a
 /// data-parallel `algorithm` (`auto` and `libsais` mean `hybrid`), then BWT,
 /// Occ lines and the sampled SA on the device; only those come back.

@@ -11,8 +11,8 @@ use std::time::Instant;
 use fmalign_index_format::{self as format, SectionId};
 
 use crate::build::{FmParts, fm_from_sa};
-use crate::dna::pack;
 use crate::device::{Device, Ran};
+use crate::dna::pack;
 use crate::error::{Error, Result};
 use crate::fm::{FmIndex, LINE_BASES, OccLine, RankIndex, SUPER_LINES, Ssa};
 use crate::reference::{Contig, Hole, Layout, Reference};
@@ -586,7 +586,6 @@ impl Index {
             .collect()
     }
 
-    /// Size of the file.
     /// `fmalign info`: the index described in tab-separated lines (file,
     /// format, sizes, sampling, sections, contigs, ambiguous runs).
     pub fn write_info(&self, o: &mut impl Write) -> std::io::Result<()> {
@@ -615,7 +614,7 @@ impl Index {
                 .filter(|h| h.contig as usize == k)
                 .collect();
             let amb: u64 = holes.iter().map(|h| h.len).sum();
-            let md5: String = c.md5.iter().map(|b| format!("{b:02x}")).collect();
+            let md5 = crate::dna::md5_hex(&c.md5);
             writeln!(
                 o,
                 "contig\t{}\t{}\tambiguous_runs={}\tambiguous_bases={amb}\tM5={md5}",
@@ -637,6 +636,7 @@ impl Index {
         Ok(())
     }
 
+    /// Size of the file.
     pub fn file_len(&self) -> u64 {
         self.container.file_len
     }

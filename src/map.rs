@@ -1310,11 +1310,7 @@ pub fn map_reads<W: Write + Send>(
             out.flush()
         });
         let mut stats = MapStats {
-            device: if dev.is_some() {
-                Ran::Gpu
-            } else {
-                Ran::Cpu
-            },
+            device: if dev.is_some() { Ran::Gpu } else { Ran::Cpu },
             notices,
             ..MapStats::default()
         };

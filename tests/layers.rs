@@ -13,24 +13,39 @@ use std::path::{Path, PathBuf};
 /// Bottom to top. A module may import any module listed before it.
 const LAYERS: &[&str] = &[
     // Foundations: errors, memory figures, the option enums' home.
-    "error", "alloc", "mem", "device",
+    "error",
+    "alloc",
+    "mem",
+    "device",
     // The DNA alphabet and 2-bit packing; the read and hit records.
-    "dna", "read",
+    "dna",
+    "read",
     // Input and output files.
-    "input", "cleanup",
+    "input",
+    "cleanup",
     // The FM-index over borrowed tables.
     "fm",
     // The reference.
-    "segments", "reference", "scan",
+    "segments",
+    "reference",
+    "scan",
     // The GPU runtime (probe, NVRTC, context).
     "gpu",
     // Suffix arrays, then the FM tables built from them.
-    "sa", "build",
+    "sa",
+    "build",
     // The index file: written, opened, checked; the distributed build.
-    "index", "dist", "check",
+    "index",
+    "dist",
+    "check",
     // Mapping: reads, pairs and SAM records beside the search (neither
     // knows the other), then the pipeline over them.
-    "pair", "fastq", "sam", "kmer", "search", "map",
+    "pair",
+    "fastq",
+    "sam",
+    "kmer",
+    "search",
+    "map",
 ];
 
 fn src() -> PathBuf {
@@ -171,5 +186,9 @@ fn modules_import_one_way_in_data_flow_order() {
             }
         }
     }
-    assert!(wrong.is_empty(), "imports against the layers:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "imports against the layers:\n{}",
+        wrong.join("\n")
+    );
 }

@@ -332,15 +332,11 @@ fn rank_pieces(
 fn pac_piece(n: u64, (lo, hi): (u64, u64), text: &[u8]) -> Piece {
     let (first, last) = (lo.div_ceil(4), hi.div_ceil(4));
     let (from, to) = ((4 * first).min(n), (4 * last).min(n));
-    // TODO(lead): use dna::pack once src/dna.rs has a sequential packing;
-    // build::pack runs on the rayon pool, and a rank's work is sequential.
+    // One byte at a time (dna::pack4): a rank's work is sequential, while
+    // dna::pack runs on the rayon pool.
     let pac = text[(from - lo) as usize..(to - lo) as usize]
         .chunks(4)
-        .map(|q| {
-            q.iter()
-                .enumerate()
-                .fold(0u8, |acc, (k, &c)| acc | (c << (2 * k)))
-        })
+        .map(crate::dna::pack4)
         .collect();
     (SectionId::Pac, first, pac)
 }
