@@ -96,6 +96,68 @@ pub fn write_atomically<T>(
     Ok(v)
 }
 
+/// Where a command writes its main output (`map -o`): stdout; a file that
+/// is not a regular file (`/dev/null`, a FIFO, a terminal), written in
+/// place; or a regular file, written as `.NAME.tmp.PID` beside it and
+/// renamed by [`Output::finish`] (removed on an error or a signal).
+pub struct Output {
+    name: String,
+    writer: Box<dyn Write + Send>,
+    rename: Option<(TempFile, PathBuf)>,
+}
+
+impl Output {
+    /// The output for `path`, or stdout for `None`.
+    pub fn create(path: Option<&Path>) -> Result<Output> {
+        let Some(path) = path else {
+            return Ok(Output {
+                name: "<stdout>".into(),
+                writer: Box::new(io::stdout()),
+                rename: None,
+            });
+        };
+        let name = path.display().to_string();
+        if path.exists() && !path.is_file() {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| Error::io(path, e))?;
+            return Ok(Output {
+                name,
+                writer: Box::new(f),
+                rename: None,
+            });
+        }
+        let tmp = TempFile::register(temp_path(path));
+        let f = File::create(tmp.path()).map_err(|e| Error::io(tmp.path(), e))?;
+        Ok(Output {
+            name,
+            writer: Box::new(f),
+            rename: Some((tmp, path.to_owned())),
+        })
+    }
+
+    /// The name messages use: the path, or `<stdout>`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Where to write (unbuffered).
+    pub fn writer(&mut self) -> &mut (dyn Write + Send) {
+        &mut *self.writer
+    }
+
+    /// Flushes, and gives a temporary file its final name. Dropped without
+    /// this, the temporary file is removed.
+    pub fn finish(mut self) -> Result<()> {
+        self.writer.flush().map_err(|e| Error::io(&self.name, e))?;
+        if let Some((tmp, path)) = self.rename {
+            tmp.commit(&path).map_err(|e| Error::io(&path, e))?;
+        }
+        Ok(())
+    }
+}
+
 /// `.NAME.tmp.PID` beside `out`.
 pub fn temp_path(out: &Path) -> PathBuf {
     temp_path_for(out, std::process::id())

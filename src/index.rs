@@ -290,7 +290,7 @@ pub struct BuildReport {
 /// the final name).
 pub fn build_and_write(reference: Reference, cfg: &IndexConfig, out: &Path) -> Result<BuildReport> {
     build_with(reference, cfg, &mut |flags, sections| {
-        write_atomically(out, |w| format::write(w, flags, sections))
+        crate::cleanup::write_atomically(out, |w| format::write(w, flags, sections))
     })
 }
 
@@ -485,10 +485,6 @@ fn write_sections<P: Pos>(
     let flags = if P::BYTES == 8 { FLAG_WIDE } else { 0 };
     sink(flags, &sections)
 }
-
-/// Writing through a temporary file: the one implementation is in
-/// [`crate::cleanup`]; these names stay for the callers that use them here.
-pub use crate::cleanup::{temp_path, temp_path_for, write_atomically};
 
 /// The bytes of an index: an mmap of the file, or 64-byte aligned memory.
 enum Backing {

@@ -71,3 +71,14 @@ pub trait Choice: Copy + Eq + 'static {
         Self::ALL.iter().copied().find(|v| v.name() == name)
     }
 }
+
+/// FNV-1a (64-bit) of the bytes: the kernel cache key (`gpu`), and the read-name
+/// hash that picks a read's primary hit (`map`); not cryptographic.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}

@@ -10,9 +10,9 @@ use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
 use fmalign::Choice;
-use fmalign::cleanup::TempFile;
+use fmalign::cleanup::Output;
 use fmalign::device::Device;
-use fmalign::index::{DEFAULT_SA_SAMPLE, Index, IndexConfig, build_and_write, temp_path};
+use fmalign::index::{DEFAULT_SA_SAMPLE, Index, IndexConfig, build_and_write};
 use fmalign::map::{MapConfig, OutputFormat, PairConfig, Reads, Report, SearchMode, map_reads};
 use fmalign::pair::Orientation;
 use fmalign::sa::SaAlgorithm;
@@ -476,33 +476,12 @@ fn run_map(a: MapArgs) -> Result<()> {
         }
     };
     let cl = command_line();
-    // A regular output file is written under a temporary name and renamed
-    // at the end; /dev/null, a FIFO or a terminal is written straight to.
-    let mut rename: Option<(TempFile, &Path)> = None;
-    let (writer, name): (Box<dyn Write + Send>, String) = match &a.output {
-        None => (Box::new(std::io::stdout()), "<stdout>".into()),
-        Some(path) if path.exists() && !path.is_file() => {
-            let f = std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .map_err(|e| fmalign::Error::io(path, e))?;
-            (Box::new(f), path.display().to_string())
-        }
-        Some(path) => {
-            let tmp = TempFile::register(temp_path(path));
-            let f =
-                std::fs::File::create(tmp.path()).map_err(|e| fmalign::Error::io(tmp.path(), e))?;
-            rename = Some((tmp, path));
-            (Box::new(f), path.display().to_string())
-        }
-    };
-    let writer = std::io::BufWriter::with_capacity(1 << 20, writer);
-    // On an error the temporary file goes when `rename` is dropped.
+    let mut output = Output::create(a.output.as_deref())?;
+    let name = output.name().to_owned();
+    let writer = std::io::BufWriter::with_capacity(1 << 20, output.writer());
     let paired = source.pairing().is_some();
     let stats = map_reads(&index, source, writer, &name, &cfg, &cl, &progress)?;
-    if let Some((tmp, path)) = rename {
-        tmp.commit(path).map_err(|e| fmalign::Error::io(path, e))?;
-    }
+    output.finish()?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }

@@ -552,7 +552,7 @@ mod device {
                 };
                 let index = build_in_memory(r, &cfg).unwrap();
                 let fm = index.fm();
-                let dev = fmalign::gpu::map::DeviceIndex::upload(&index).unwrap();
+                let dev = fmalign::map::cuda::DeviceIndex::upload(&index).unwrap();
                 let mut r = Rng(31);
                 let mut reads: Vec<Vec<u8>> = (0..2000)
                     .map(|_| {

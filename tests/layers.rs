@@ -26,8 +26,8 @@ const LAYERS: &[&str] = &[
     // The FM-index over borrowed tables.
     "fm",
     // The reference.
-    "segments",
     "reference",
+    "segments",
     "scan",
     // The GPU runtime (probe, NVRTC, context).
     "gpu",
@@ -168,6 +168,11 @@ fn modules_import_one_way_in_data_flow_order() {
     assert!(
         unplaced.is_empty(),
         "modules missing from LAYERS in tests/layers.rs: {unplaced:?}"
+    );
+    let gone: Vec<&&str> = LAYERS.iter().filter(|l| !modules.contains(**l)).collect();
+    assert!(
+        gone.is_empty(),
+        "LAYERS lists modules that do not exist: {gone:?}"
     );
     let rank = |m: &str| LAYERS.iter().position(|l| *l == m);
     let mut wrong = Vec::new();

@@ -15,8 +15,6 @@
 
 #[cfg(feature = "gpu")]
 pub mod device;
-#[cfg(feature = "gpu")]
-pub mod map;
 
 /// Prepended to every kernel source.
 pub const PRELUDE: &str = include_str!("../../gpu/prelude.cu");
@@ -34,17 +32,6 @@ pub const SOURCES: &[(&str, &str)] = &[
 /// The full source NVRTC compiles for `module`.
 pub fn full_source(src: &str) -> String {
     format!("{PRELUDE}\n#line 1\n{src}")
-}
-
-/// FNV-1a (64-bit) of the bytes: the disk cache key here, and the read-name
-/// hash that picks a read's primary hit (`map`); not cryptographic.
-pub fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
 }
 
 /// What the CUDA probe found.
@@ -156,7 +143,7 @@ pub const ARCHS: &[&str] = &[
 /// disk cache. NVRTC must be present ([`nvrtc_present`]).
 pub fn compile(module: &'static str, src: &str, arch: &'static str, use_cache: bool) -> Compiled {
     let full = full_source(src);
-    let key = format!("{module}-{arch}-{:016x}.ptx", fnv1a(full.as_bytes()));
+    let key = format!("{module}-{arch}-{:016x}.ptx", crate::fnv1a(full.as_bytes()));
     let path = cache_dir().map(|d| d.join(&key));
     if let Some(ptx) = path
         .as_ref()

@@ -9,6 +9,9 @@
 //! read's records depend only on the read and the index, so the output is
 //! byte-identical for any thread count and batch size.
 
+#[cfg(feature = "gpu")]
+pub mod cuda;
+
 use std::io::Write;
 use std::time::Instant;
 
@@ -222,7 +225,7 @@ impl Default for MapConfig {
 /// The device searching exact reads (`--device gpu`): the FM-index in
 /// device memory; an uninhabited stand-in without the `gpu` feature.
 #[cfg(feature = "gpu")]
-pub type Dev = crate::gpu::map::DeviceIndex;
+pub type Dev = cuda::DeviceIndex;
 /// The device searching exact reads: none without the `gpu` feature.
 #[cfg(not(feature = "gpu"))]
 pub enum Dev {}
@@ -690,7 +693,7 @@ pub fn exact_hits(fm: &FmIndex<'_>, segments: &Segments, seq: &[u8]) -> Vec<Hit>
 /// FNV-1a of the read name: picks the primary among equal hits, the same
 /// way on every run and every machine.
 fn name_hash(name: &[u8]) -> u64 {
-    crate::gpu::fnv1a(name)
+    crate::fnv1a(name)
 }
 
 /// Mapping quality from the hit counts of the best stratum (`c1`) and the

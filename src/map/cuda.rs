@@ -6,9 +6,9 @@
 
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
-use super::device::{Gpu, grid};
 use crate::error::{Error, Result};
 use crate::fm::{Interval, Ssa};
+use crate::gpu::device::{Gpu, grid};
 use crate::index::Index;
 
 /// The FM-index in device memory.
