@@ -423,10 +423,8 @@ fn run_map(a: MapArgs) -> Result<()> {
     {
         anyhow::bail!("--fr, --rf, --ff, -I and -X apply to pairs: give READS2 or --interleaved");
     }
-    if let (Some(min), Some(max)) = (a.min_insert, a.max_insert)
-        && min > max
-    {
-        anyhow::bail!("-I {min} is larger than -X {max}");
+    if let Some(p) = &pairing {
+        p.check()?;
     }
     let t = Instant::now();
     let index_path = resolve_index(&a.index)?;

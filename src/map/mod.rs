@@ -120,6 +120,16 @@ pub struct PairConfig {
 }
 
 impl PairConfig {
+    /// An error when `-I` is larger than `-X`.
+    pub fn check(&self) -> Result<()> {
+        match (self.min_insert, self.max_insert) {
+            (Some(min), Some(max)) if min > max => {
+                Err(Error::Usage(format!("-I {min} is larger than -X {max}")))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// The window given on the command line, if any (`-I` alone keeps the
     /// default longest fragment).
     pub fn given_window(&self) -> Option<Window> {
@@ -1237,6 +1247,9 @@ pub fn map_reads<W: Write + Send>(
     command_line: &str,
     progress: &(dyn Fn(&MapStats) + Sync),
 ) -> Result<MapStats> {
+    if let Reads::Paired(_, pairing) = &source {
+        pairing.check()?;
+    }
     let pool = crate::thread_pool(cfg.threads)?;
     let (header, bam) = output_header(sam::header(&index.layout, command_line)?, cfg.format)
         .map_err(|e| Error::io(out_name, e))?;
