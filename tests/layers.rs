@@ -64,12 +64,12 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The top-level module a file belongs to (`sa/cpu.rs` → `sa`); `None` for
-/// the crate root and the binary.
+/// the crate root and the binary (`main.rs`, `cli.rs`).
 fn module_of(file: &Path) -> Option<String> {
     let rel = file.strip_prefix(src()).unwrap();
     let first = rel.components().next()?.as_os_str().to_str()?.to_owned();
     let name = first.trim_end_matches(".rs").to_owned();
-    (name != "lib" && name != "main").then_some(name)
+    (name != "lib" && name != "main" && name != "cli").then_some(name)
 }
 
 /// The code of a file without comments and without its `#[cfg(test)]`
