@@ -2,13 +2,17 @@
 //!
 //! ```text
 //! FASTA ──reference──▶ contigs, holes, text (unambiguous bases, 0..=3)
-//!       ──sa─────────▶ suffix array (libsais; later: the seeds' CPU/GPU/MPI algorithms)
+//!       ──sa─────────▶ suffix array (libsais, or hybrid/skew/ls on the CPU or the GPU)
 //!       ──build──────▶ C, BWT/Occ lines, sampled SA, 2-bit text
-//!       ──index──────▶ REF.fmi (index_format/SPEC.md)
+//!       ──index──────▶ REF.fmi (index_format/SPEC.md; dist: the same bytes over MPI)
 //! REF.fmi ──index::Index::open (validate, mmap)──▶ fm::FmIndex
-//! FASTQ ──fastq (batches)──▶ map (rayon: backward search both strands, locate, filter)
-//!       ──sam────────▶ SAM, in input order
+//! FASTQ ──fastq (batches)──▶ map (rayon: search both strands, locate, filter, pair)
+//!       ──sam────────▶ SAM or BAM, in input order
 //! ```
+//!
+//! Modules import one way, from the bottom layers (error, mem, device, dna,
+//! read, input, cleanup, fm) up to `map`: docs/ARCHITECTURE.md, "Module
+//! graph"; `tests/layers.rs` checks it.
 
 pub mod alloc;
 pub mod build;
