@@ -4,16 +4,15 @@
 
 use rayon::prelude::*;
 
-use super::{AHEAD, Cpu, GRAIN, Shared, base, pieces, prefetch, uninit};
+use super::{AHEAD, Cpu, GRAIN, base, pieces_mut, prefetch, zeroed};
 use crate::sa::steps::{Chars, RankLayout, Word};
 
 /// Merge path of two lists sorted by `first` (`first(x, y)`: `x`, of `a`,
 /// goes before `y`, of `b`).
 pub(super) fn merge_with<W: Word>(a: &[W], b: &[W], first: impl Fn(W, W) -> bool + Sync) -> Vec<W> {
     let total = a.len() + b.len();
-    let mut out: Vec<W> = uninit(total);
-    let dst = Shared(out.as_mut_ptr());
-    pieces(total).into_par_iter().for_each(|(start, end)| {
+    let mut out: Vec<W> = zeroed(total);
+    pieces_mut(&mut out).for_each(|(start, o)| {
         // Merge path: how many of the first `start` outputs come from a.
         let split = |d: usize| {
             let (mut lo, mut hi) = (d.saturating_sub(b.len()), d.min(a.len()));
@@ -29,17 +28,15 @@ pub(super) fn merge_with<W: Word>(a: &[W], b: &[W], first: impl Fn(W, W) -> bool
         };
         let mut i = split(start);
         let mut j = start - i;
-        for k in start..end {
+        for o in o.iter_mut() {
             let take_a = j == b.len() || (i < a.len() && first(a[i], b[j]));
-            let v = if take_a {
+            *o = if take_a {
                 i += 1;
                 a[i - 1]
             } else {
                 j += 1;
                 b[j - 1]
             };
-            // SAFETY: pieces are disjoint and within `total`.
-            unsafe { dst.write(k, v) };
         }
     });
     out
@@ -161,9 +158,8 @@ fn merge_dc3<W: Word>(
         }
     };
     let total = a.len() + b.len();
-    let mut out: Vec<W> = uninit(total);
-    let dst = Shared(out.as_mut_ptr());
-    pieces(total).into_par_iter().for_each(|(start, end)| {
+    let mut out: Vec<W> = zeroed(total);
+    pieces_mut(&mut out).for_each(|(start, o)| {
         let (mut lo, mut hi) = (start.saturating_sub(b.len()), start.min(a.len()));
         while lo < hi {
             let mid = (lo + hi) / 2;
@@ -177,7 +173,7 @@ fn merge_dc3<W: Word>(
         let key_a = |i: usize| a.get(i).map(|&p| ka(p.to_u64()));
         let key_b = |j: usize| b.get(j).map(|&p| kb(p.to_u64()));
         let (mut x, mut y) = (key_a(i), key_b(j));
-        for k in start..end {
+        for o in o.iter_mut() {
             if let Some(&p) = a.get(i + AHEAD) {
                 pf(p.to_u64(), p.to_u64() + 1);
                 pf(p.to_u64(), p.to_u64() + 2);
@@ -190,7 +186,7 @@ fn merge_dc3<W: Word>(
                 (Some(_), None) => true,
                 _ => false,
             };
-            let v = if take_a {
+            *o = if take_a {
                 i += 1;
                 x = key_a(i);
                 a[i - 1]
@@ -199,8 +195,6 @@ fn merge_dc3<W: Word>(
                 y = key_b(j);
                 b[j - 1]
             };
-            // SAFETY: pieces are disjoint and within `total`.
-            unsafe { dst.write(k, v) };
         }
     });
     out
@@ -254,9 +248,8 @@ fn merge_dc3_runs<W: Word>(
     let pf_a = |q: &W| pf(q.to_u64() + 1);
     let pf_b = |q: &W| pf(q.to_u64() + 1 + u64::from(q.to_u64() % 3 == 2));
     let total = a.len() + b.len();
-    let mut out: Vec<W> = uninit(total);
-    let dst = Shared(out.as_mut_ptr());
-    pieces(total).into_par_iter().for_each(|(start, end)| {
+    let mut out: Vec<W> = zeroed(total);
+    pieces_mut(&mut out).for_each(|(start, o)| {
         let (mut ca, mut cb) = (Runs::START, Runs::START);
         let less = |ka: (u64, u64), kb: (u64, bool)| (if kb.1 { ka.0 } else { ka.1 }) < kb.0;
         let (mut lo, mut hi) = (start.saturating_sub(b.len()), start.min(a.len()));
@@ -272,7 +265,8 @@ fn merge_dc3_runs<W: Word>(
             }
         }
         let (mut i, mut j) = (lo, start - lo);
-        let mut k = start;
+        // The piece's output index (the merge's is `start + k`).
+        let (mut k, end) = (0, o.len());
         a.iter().skip(i).take(AHEAD).for_each(pf_a);
         b.iter().skip(j).take(AHEAD).for_each(pf_b);
         if i < a.len() && j < b.len() {
@@ -280,8 +274,7 @@ fn merge_dc3_runs<W: Word>(
             let mut y = key_b(b, rb, &mut cb, &r, j);
             while k < end {
                 if less(x, y) {
-                    // SAFETY: pieces are disjoint and within `total`.
-                    unsafe { dst.write(k, a[i]) };
+                    o[k] = a[i];
                     i += 1;
                     k += 1;
                     if i == a.len() {
@@ -292,8 +285,7 @@ fn merge_dc3_runs<W: Word>(
                     }
                     x = key_a(a, ra, &mut ca, &r, i);
                 } else {
-                    // SAFETY: as above.
-                    unsafe { dst.write(k, b[j]) };
+                    o[k] = b[j];
                     j += 1;
                     k += 1;
                     if j == b.len() {
@@ -308,15 +300,13 @@ fn merge_dc3_runs<W: Word>(
         }
         // One list is used up: the rest of the piece comes from the other.
         while k < end {
-            let v = if i < a.len() {
+            o[k] = if i < a.len() {
                 i += 1;
                 a[i - 1]
             } else {
                 j += 1;
                 b[j - 1]
             };
-            // SAFETY: as above.
-            unsafe { dst.write(k, v) };
             k += 1;
         }
     });

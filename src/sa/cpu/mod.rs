@@ -3,16 +3,23 @@
 //! Work is cut into pieces of at least [`GRAIN`] elements, about four per
 //! worker, so results never depend on the number of threads (pieces only
 //! change who computes what, not what is computed).
+//!
+//! No step hands a raw pointer to its tasks: a task writes a piece of the
+//! output that it borrows alone ([`shared::split_at_ends`], `par_chunks_mut`),
+//! or, where tasks write scattered elements of one buffer, stores through a
+//! [`shared::SharedSlice`] (relaxed atomic stores, a plain `mov` on x86-64).
 
 mod merge;
 mod radix;
 mod segsort;
+mod shared;
 
 use rayon::prelude::*;
 
 use super::steps::{Backend, Elem, Iota, Order, RankLayout, SegSortReport, Word, bits_for};
 use crate::error::Result;
 use radix::{radix_sort, suffix_sort};
+use shared::{SharedSlice, split_at_ends};
 
 /// Smallest piece of work handed to one rayon task.
 pub const GRAIN: usize = 1 << 14;
@@ -20,24 +27,6 @@ pub const GRAIN: usize = 1 << 14;
 /// The rayon backend. Runs in the current rayon pool.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Cpu;
-
-/// A raw pointer shared by tasks that write disjoint elements.
-#[derive(Clone, Copy)]
-struct Shared<T>(*mut T);
-unsafe impl<T> Send for Shared<T> {}
-unsafe impl<T> Sync for Shared<T> {}
-impl<T> Shared<T> {
-    #[inline(always)]
-    fn ptr(self) -> *mut T {
-        self.0
-    }
-    /// # Safety
-    /// `i` is in bounds and no other task touches element `i`.
-    #[inline(always)]
-    unsafe fn write(self, i: usize, v: T) {
-        unsafe { self.0.add(i).write(v) }
-    }
-}
 
 /// Piece length for `n` elements.
 fn piece(n: usize) -> usize {
@@ -53,9 +42,18 @@ fn pieces(n: usize) -> Vec<(usize, usize)> {
         .collect()
 }
 
-fn uninit<T: Elem>(n: usize) -> Vec<T> {
-    // Zeroed memory from the allocator is untouched until written, so this
-    // costs no pass over the buffer.
+/// The pieces of `out` (those of [`pieces`]) with their starts, for tasks
+/// that each write their own.
+fn pieces_mut<T: Send>(out: &mut [T]) -> impl IndexedParallelIterator<Item = (usize, &mut [T])> {
+    let c = piece(out.len());
+    out.par_chunks_mut(c)
+        .enumerate()
+        .map(move |(k, o)| (k * c, o))
+}
+
+/// `n` zeros for a step to overwrite: zeroed memory from the allocator is
+/// untouched until written, so this costs no pass over the buffer.
+fn zeroed<T: Elem>(n: usize) -> Vec<T> {
     bytemuck::zeroed_vec(n)
 }
 
@@ -84,37 +82,39 @@ fn text_key(packed: &[u64], n: u64, p: u64, k: u32, lbits: u32) -> u64 {
     (chars << lbits) | len
 }
 
-/// Hints the cache to load `x`.
+/// Hints the cache to load the line at `p`. Takes an address, not a
+/// reference: `p` may point to an element another task is writing, or past
+/// the end; a prefetch reads nothing and never faults.
 #[inline(always)]
-fn prefetch<T>(x: &T) {
+fn prefetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint; the pointer is to a live element.
+    // SAFETY: `_mm_prefetch` only hints the cache; it accesses no memory
+    // and faults on no address.
     unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-            (x as *const T).cast(),
-        );
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
+    let _ = p;
 }
 
-/// How far ahead the DC3 merge prefetches ranks.
+/// How many elements ahead the steps' random reads and writes are
+/// prefetched.
 const AHEAD: usize = 16;
 
-/// Where each piece of `keep` (pieces of `c`) starts writing in a
-/// compaction, and the total kept.
-fn keep_starts(keep: &[u8], c: usize) -> (Vec<usize>, usize) {
+/// Where each piece of `keep` (pieces of `c`) ends in a compaction's output:
+/// the running sums of the kept counts (the last is the total).
+fn keep_ends(keep: &[u8], c: usize) -> Vec<usize> {
     let counts: Vec<usize> = keep
         .par_chunks(c)
         .map(|k| k.iter().filter(|&&f| f != 0).count())
         .collect();
-    let mut starts = Vec::with_capacity(counts.len());
-    let mut total = 0;
-    for k in counts {
-        starts.push(total);
-        total += k;
-    }
-    (starts, total)
+    counts
+        .into_iter()
+        .scan(0, |total, k| {
+            *total += k;
+            Some(*total)
+        })
+        .collect()
 }
 
 impl Backend for Cpu {
@@ -141,7 +141,7 @@ impl Backend for Cpu {
     }
 
     fn copy<T: Elem>(&self, b: &Vec<T>) -> Result<Vec<T>> {
-        let mut out: Vec<T> = uninit(b.len());
+        let mut out: Vec<T> = zeroed(b.len());
         out.par_chunks_mut(GRAIN)
             .zip(b.par_chunks(GRAIN))
             .for_each(|(o, i)| o.copy_from_slice(i));
@@ -170,8 +170,8 @@ impl Backend for Cpu {
         if n < 2 || bits == 0 {
             return Ok(());
         }
-        let mut tk: Vec<K> = uninit(n);
-        let mut tv: Vec<V> = uninit(n);
+        let mut tk: Vec<K> = zeroed(n);
+        let mut tv: Vec<V> = zeroed(n);
         radix_sort(keys, vals, &mut tk, &mut tv, 0, bits);
         Ok(())
     }
@@ -245,26 +245,22 @@ impl Backend for Cpu {
     fn compact<T: Elem>(&self, x: &Vec<T>, keep: &Vec<u8>) -> Result<Vec<T>> {
         assert_eq!(x.len(), keep.len(), "compact: lengths differ");
         let c = piece(x.len());
-        let (starts, total) = keep_starts(keep, c);
-        let mut out: Vec<T> = uninit(total);
-        let dst = Shared(out.as_mut_ptr());
+        let ends = keep_ends(keep, c);
+        let mut out: Vec<T> = zeroed(ends.last().copied().unwrap_or(0));
         x.par_chunks(c)
             .zip(keep.par_chunks(c))
-            .zip(starts)
-            .for_each(|((p, k), mut o)| {
-                for (&v, &f) in p.iter().zip(k) {
-                    if f != 0 {
-                        // SAFETY: each piece writes its own range of `out`.
-                        unsafe { dst.write(o, v) };
-                        o += 1;
-                    }
+            .zip(split_at_ends(&mut out, &ends))
+            .for_each(|((p, k), o)| {
+                let kept = p.iter().zip(k).filter(|&(_, &f)| f != 0);
+                for (o, (&v, _)) in o.iter_mut().zip(kept) {
+                    *o = v;
                 }
             });
         Ok(out)
     }
 
     fn gather<T: Elem, I: Word>(&self, src: &Vec<T>, idx: &Vec<I>) -> Result<Vec<T>> {
-        let mut out: Vec<T> = uninit(idx.len());
+        let mut out: Vec<T> = zeroed(idx.len());
         out.par_chunks_mut(GRAIN)
             .zip(idx.par_chunks(GRAIN))
             .for_each(|(o, i)| {
@@ -287,29 +283,26 @@ impl Backend for Cpu {
         dst: &mut Vec<T>,
     ) -> Result<()> {
         assert_eq!(src.len(), idx.len(), "scatter: lengths differ");
-        let len = dst.len();
-        let d = Shared(dst.as_mut_ptr());
+        let d = SharedSlice::new(dst);
+        let len = d.len();
         src.par_chunks(GRAIN)
             .zip(idx.par_chunks(GRAIN))
             .for_each(|(s, ix)| {
                 for (j, (&v, &i)) in s.iter().zip(ix).enumerate() {
-                    if let Some(&a) = ix.get(j + AHEAD)
-                        && (a.to_u64() as usize) < len
-                    {
-                        // SAFETY: in bounds; only a hint.
-                        prefetch(unsafe { &*d.ptr().add(a.to_u64() as usize) });
+                    if let Some(&a) = ix.get(j + AHEAD) {
+                        prefetch(d.addr(a.to_u64() as usize));
                     }
                     let i = i.to_u64() as usize;
                     assert!(i < len, "scatter index {i} out of bounds ({len})");
-                    // SAFETY: in bounds; indices do not repeat (documented).
-                    unsafe { d.write(i, v) };
+                    // A repeated index is a race that one of the values wins.
+                    d.store(i, v);
                 }
             });
         Ok(())
     }
 
     fn head_flags<K: Word>(&self, keys: &Vec<K>, or: Option<&Vec<u8>>) -> Result<Vec<u8>> {
-        let mut out: Vec<u8> = uninit(keys.len());
+        let mut out: Vec<u8> = zeroed(keys.len());
         out.par_chunks_mut(GRAIN).enumerate().for_each(|(c, o)| {
             let s = c * GRAIN;
             for (k, f) in o.iter_mut().enumerate() {
@@ -351,7 +344,7 @@ impl Backend for Cpu {
     }
 
     fn iota<W: Word>(&self, n: usize, seq: Iota) -> Result<Vec<W>> {
-        let mut out: Vec<W> = uninit(n);
+        let mut out: Vec<W> = zeroed(n);
         out.par_chunks_mut(GRAIN).enumerate().for_each(|(c, o)| {
             let s = (c * GRAIN) as u64;
             for (k, v) in o.iter_mut().enumerate() {
@@ -371,7 +364,7 @@ impl Backend for Cpu {
 
     fn pack_text(&self, text: &[u8]) -> Result<Vec<u64>> {
         let words = text.len() / 32 + 2;
-        let mut out: Vec<u64> = uninit(words);
+        let mut out: Vec<u64> = zeroed(words);
         out.par_chunks_mut(GRAIN / 32)
             .enumerate()
             .for_each(|(c, o)| {
@@ -400,7 +393,7 @@ impl Backend for Cpu {
             k >= 1 && 2 * k + lbits <= K::BITS,
             "text_keys: {k} characters do not fit the key"
         );
-        let mut out: Vec<K> = uninit(pos.len());
+        let mut out: Vec<K> = zeroed(pos.len());
         out.par_chunks_mut(GRAIN)
             .zip(pos.par_chunks(GRAIN))
             .for_each(|(o, p)| {
@@ -428,8 +421,8 @@ impl Backend for Cpu {
         );
         let key = |p: W| text_key(packed, n, p.to_u64(), k, lbits);
         let touch = |p: W| prefetch(&packed[(p.to_u64() / 32) as usize]);
-        let mut tmp: Vec<W> = uninit(pos.len());
-        let mut heads: Vec<u8> = uninit(pos.len());
+        let mut tmp: Vec<W> = zeroed(pos.len());
+        let mut heads: Vec<u8> = zeroed(pos.len());
         suffix_sort(pos, &mut tmp, &mut heads, &key, &touch, 2 * k + lbits);
         Ok(heads)
     }
@@ -443,7 +436,7 @@ impl Backend for Cpu {
     ) -> Result<Vec<u8>> {
         let lbits = bits_for(k as u64);
         let key = |p: W| text_key(packed, n, p.to_u64(), k, lbits);
-        let mut out: Vec<u8> = uninit(pos.len());
+        let mut out: Vec<u8> = zeroed(pos.len());
         out.par_chunks_mut(GRAIN).enumerate().for_each(|(c, o)| {
             let s = c * GRAIN;
             let mut prev = if s == 0 { None } else { Some(key(pos[s - 1])) };
@@ -476,19 +469,15 @@ impl Backend for Cpu {
 
     fn compact_index<W: Word>(&self, keep: &Vec<u8>) -> Result<Vec<W>> {
         let c = piece(keep.len());
-        let (starts, total) = keep_starts(keep, c);
-        let mut out: Vec<W> = uninit(total);
-        let dst = Shared(out.as_mut_ptr());
+        let ends = keep_ends(keep, c);
+        let mut out: Vec<W> = zeroed(ends.last().copied().unwrap_or(0));
         keep.par_chunks(c)
             .enumerate()
-            .zip(starts)
-            .for_each(|((ci, k), mut o)| {
-                for (j, &f) in k.iter().enumerate() {
-                    if f != 0 {
-                        // SAFETY: each piece writes its own range of `out`.
-                        unsafe { dst.write(o, W::from_u64((ci * c + j) as u64)) };
-                        o += 1;
-                    }
+            .zip(split_at_ends(&mut out, &ends))
+            .for_each(|((ci, k), o)| {
+                let kept = k.iter().enumerate().filter(|&(_, &f)| f != 0);
+                for (o, (j, _)) in o.iter_mut().zip(kept) {
+                    *o = W::from_u64((ci * c + j) as u64);
                 }
             });
         Ok(out)
@@ -502,30 +491,26 @@ impl Backend for Cpu {
         dst: &mut Vec<W>,
     ) -> Result<()> {
         assert_eq!(src.len(), pos.len(), "scatter_slots: lengths differ");
-        let len = dst.len();
-        let d = Shared(dst.as_mut_ptr());
+        let d = SharedSlice::new(dst);
+        let len = d.len();
         src.par_chunks(GRAIN)
             .zip(pos.par_chunks(GRAIN))
             .for_each(|(s, p)| {
                 for (j, (&v, &q)) in s.iter().zip(p).enumerate() {
                     if let Some(&a) = p.get(j + AHEAD) {
-                        let i = layout.slot(a.to_u64()) as usize;
-                        if i < len {
-                            // SAFETY: in bounds; only a hint.
-                            prefetch(unsafe { &*d.ptr().add(i) });
-                        }
+                        prefetch(d.addr(layout.slot(a.to_u64()) as usize));
                     }
                     let i = layout.slot(q.to_u64()) as usize;
                     assert!(i < len, "scatter_slots: slot {i} out of bounds ({len})");
-                    // SAFETY: in bounds; positions do not repeat.
-                    unsafe { d.write(i, v) };
+                    // A repeated slot is a race that one of the values wins.
+                    d.store(i, v);
                 }
             });
         Ok(())
     }
 
     fn symbols<W: Word>(&self, packed: &Vec<u64>, n: u64) -> Result<Vec<W>> {
-        let mut out: Vec<W> = uninit(n as usize);
+        let mut out: Vec<W> = zeroed(n as usize);
         out.par_chunks_mut(GRAIN).enumerate().for_each(|(c, o)| {
             let s = (c * GRAIN) as u64;
             for (k, v) in o.iter_mut().enumerate() {
@@ -543,7 +528,7 @@ impl Backend for Cpu {
         h: u64,
         n: u64,
     ) -> Result<Vec<W>> {
-        let mut out: Vec<W> = uninit(pos.len());
+        let mut out: Vec<W> = zeroed(pos.len());
         out.par_chunks_mut(GRAIN)
             .zip(pos.par_chunks(GRAIN))
             .for_each(|(o, p)| {
@@ -649,13 +634,18 @@ impl Backend for Cpu {
             .filter(|&i| i == 0 || heads[i] != 0)
             .collect();
         starts.push(n);
-        let mut out: Vec<W> = uninit(n);
-        let d = Shared(out.as_mut_ptr());
-        starts.par_windows(2).for_each(|w| {
-            let len = W::from_u64((w[1] - w[0]) as u64);
-            for i in w[0]..w[1] {
-                // SAFETY: segments are disjoint.
-                unsafe { d.write(i, len) };
+        let mut out: Vec<W> = zeroed(n);
+        // Each piece of the output from the segment it starts in.
+        out.par_chunks_mut(GRAIN).enumerate().for_each(|(c, o)| {
+            let s = c * GRAIN;
+            let mut k = starts.partition_point(|&x| x <= s) - 1;
+            let mut i = s;
+            while i < s + o.len() {
+                let end = starts[k + 1].min(s + o.len());
+                let len = W::from_u64((starts[k + 1] - starts[k]) as u64);
+                o[i - s..end - s].fill(len);
+                i = end;
+                k += 1;
             }
         });
         Ok(out)
@@ -696,32 +686,32 @@ fn rank_groups_cpu<W: Word>(
             (last, (s..e).filter(|&i| kept(i)).count())
         })
         .collect();
-    let (mut starts, mut total, mut head) = (Vec::with_capacity(parts.len()), 0, None);
+    // Per piece: the group head in force at its start, and where its kept
+    // elements end in the outputs.
+    let (mut heads_in, mut ends, mut total, mut head) = (Vec::new(), Vec::new(), 0, None);
     for &(last, k) in &info {
-        starts.push((head, total));
+        heads_in.push(head);
         total += k;
+        ends.push(total);
         head = last.or(head);
     }
     let (mut kp, mut ks, mut kr): (Vec<W>, Vec<W>, Vec<W>) =
-        (uninit(total), uninit(total), uninit(total));
-    let (dp, ds, dr) = (
-        Shared(kp.as_mut_ptr()),
-        Shared(ks.as_mut_ptr()),
-        Shared(kr.as_mut_ptr()),
-    );
-    let len = isa.len();
-    let d = Shared(isa.as_mut_ptr());
+        (zeroed(total), zeroed(total), zeroed(total));
+    let outs = split_at_ends(&mut kp, &ends)
+        .into_iter()
+        .zip(split_at_ends(&mut ks, &ends))
+        .zip(split_at_ends(&mut kr, &ends));
+    let d = SharedSlice::new(isa);
+    let len = d.len();
     parts
-        .par_iter()
-        .zip(starts)
-        .for_each(|(&(s, e), (mut head, mut o))| {
+        .into_par_iter()
+        .zip(heads_in)
+        .zip(outs.collect::<Vec<_>>())
+        .for_each(|(((s, e), mut head), ((op, os), or))| {
+            let mut o = 0;
             for i in s..e {
                 if let Some(&a) = pos.get(i + AHEAD) {
-                    let t = layout.slot(a.to_u64()) as usize;
-                    if t < len {
-                        // SAFETY: in bounds; only a hint.
-                        prefetch(unsafe { &*d.ptr().add(t) });
-                    }
+                    prefetch(d.addr(layout.slot(a.to_u64()) as usize));
                 }
                 if heads[i] != 0 {
                     head = Some(i);
@@ -729,17 +719,13 @@ fn rank_groups_cpu<W: Word>(
                 let r = W::from_u64(head.map_or(0, |h| h as u64 + 1));
                 let t = layout.slot(pos[i].to_u64()) as usize;
                 assert!(t < len, "rank_groups: slot {t} out of bounds ({len})");
-                // SAFETY: in bounds; positions do not repeat, so no two
-                // elements write one slot; kept elements get their own
-                // output index from the piece's start.
-                unsafe {
-                    d.write(t, r);
-                    if kept(i) {
-                        dp.write(o, pos[i]);
-                        ds.write(o, W::from_u64(i as u64));
-                        dr.write(o, r);
-                        o += 1;
-                    }
+                // A repeated position is a race that one of the ranks wins.
+                d.store(t, r);
+                if kept(i) {
+                    op[o] = pos[i];
+                    os[o] = W::from_u64(i as u64);
+                    or[o] = r;
+                    o += 1;
                 }
             }
         });

@@ -4,7 +4,8 @@
 
 use rayon::prelude::*;
 
-use super::{AHEAD, Shared, piece, pieces, uninit};
+use super::shared::{SharedSlice, split_at_ends};
+use super::{AHEAD, piece, pieces, zeroed};
 use crate::sa::steps::{Elem, Word};
 
 /// Widest radix digit.
@@ -36,14 +37,14 @@ pub(super) fn suffix_sort<W: Word>(
         return;
     }
     if n <= IN_CACHE {
-        let mut ks: Vec<u64> = uninit(n);
+        let mut ks: Vec<u64> = zeroed(n);
         for i in 0..n {
             if let Some(&q) = pos.get(i + AHEAD) {
                 touch(q);
             }
             ks[i] = key(pos[i]);
         }
-        let mut kt: Vec<u64> = uninit(n);
+        let mut kt: Vec<u64> = zeroed(n);
         radix_sort(&mut ks, pos, &mut kt, &mut tmp[..], 0, hi);
         heads[0] = 1;
         for i in 1..n {
@@ -75,9 +76,10 @@ pub(super) fn suffix_sort<W: Word>(
         suffix_sort(pos, tmp, heads, key, touch, shift);
         return;
     }
-    let (offsets, ranges) = plan_buckets(&hist);
+    let (offsets, ends) = plan_buckets(&hist);
     {
-        let d = Shared(tmp.as_mut_ptr());
+        // The offsets give every element its own slot.
+        let d = SharedSlice::new(tmp);
         let src = &*pos;
         parts
             .par_iter()
@@ -89,27 +91,21 @@ pub(super) fn suffix_sort<W: Word>(
                         touch(q);
                     }
                     let b = digit_of(p);
-                    // SAFETY: the offsets give every element its own slot < n.
-                    unsafe { d.write(off[b], p) };
+                    d.store(off[b], p);
                     off[b] += 1;
                 }
             });
     }
-    let (pp, tp) = (Shared(pos.as_mut_ptr()), Shared(tmp.as_mut_ptr()));
-    let hp = Shared(heads.as_mut_ptr());
-    let one = |&(s, e): &(usize, usize)| {
-        // SAFETY: buckets are disjoint ranges of the three arrays.
-        let (t, p, h) = unsafe {
-            (
-                std::slice::from_raw_parts_mut(tp.ptr().add(s), e - s),
-                std::slice::from_raw_parts_mut(pp.ptr().add(s), e - s),
-                std::slice::from_raw_parts_mut(hp.ptr().add(s), e - s),
-            )
-        };
+    let buckets: Vec<_> = split_at_ends(tmp, &ends)
+        .into_iter()
+        .zip(split_at_ends(pos, &ends))
+        .zip(split_at_ends(heads, &ends))
+        .collect();
+    let one = |((t, p), h): ((&mut [W], &mut [W]), &mut [u8])| {
         suffix_sort(t, p, h, key, touch, shift);
         p.copy_from_slice(t);
     };
-    for_buckets(&ranges, piece(n).max(IN_CACHE), one);
+    for_buckets(buckets, |((t, _), _)| t.len(), piece(n).max(IN_CACHE), one);
 }
 
 /// Above this many elements a radix sort runs its first pass on the most
@@ -118,12 +114,12 @@ pub(super) fn suffix_sort<W: Word>(
 const MSD_MIN: usize = 1 << 16;
 
 /// From per-piece digit histograms of an MSD pass: each piece's write offset
-/// per bucket (bucket-major, then piece order: stable), and the non-empty
-/// bucket ranges, largest first (better balance).
-fn plan_buckets(hist: &[Vec<usize>]) -> (Vec<Vec<usize>>, Vec<(usize, usize)>) {
+/// per bucket (bucket-major, then piece order: stable), and the ends of the
+/// non-empty buckets, in order.
+fn plan_buckets(hist: &[Vec<usize>]) -> (Vec<Vec<usize>>, Vec<usize>) {
     let buckets = hist.first().map_or(0, Vec::len);
     let mut offsets = vec![vec![0usize; buckets]; hist.len()];
-    let mut ranges = Vec::new();
+    let mut ends = Vec::new();
     let mut sum = 0;
     for b in 0..buckets {
         let start = sum;
@@ -132,19 +128,25 @@ fn plan_buckets(hist: &[Vec<usize>]) -> (Vec<Vec<usize>>, Vec<(usize, usize)>) {
             sum += h[b];
         }
         if sum > start {
-            ranges.push((start, sum));
+            ends.push(sum);
         }
     }
-    ranges.sort_by_key(|&(s, e)| std::cmp::Reverse(e - s));
-    (offsets, ranges)
+    (offsets, ends)
 }
 
-/// Runs `one` on every bucket: buckets longer than `big` one after another
-/// (each sorts itself in parallel), the rest one per task.
-fn for_buckets(ranges: &[(usize, usize)], big: usize, one: impl Fn(&(usize, usize)) + Sync) {
-    let (huge, small): (Vec<_>, Vec<_>) = ranges.iter().partition(|&&(s, e)| e - s > big);
+/// Runs `one` on every bucket, largest first (better balance): buckets
+/// longer than `big` one after another (each sorts itself in parallel), the
+/// rest one per task.
+fn for_buckets<B: Send>(
+    mut buckets: Vec<B>,
+    len: impl Fn(&B) -> usize,
+    big: usize,
+    one: impl Fn(B) + Sync,
+) {
+    buckets.sort_by_key(|b| std::cmp::Reverse(len(b)));
+    let (huge, small): (Vec<B>, Vec<B>) = buckets.into_iter().partition(|b| len(b) > big);
     huge.into_iter().for_each(&one);
-    small.par_iter().for_each(|r| one(r));
+    small.into_par_iter().for_each(|b| one(b));
 }
 
 /// Stable sort of `keys`/`vals` by bits `lo..hi` of the key (bits above `hi`
@@ -183,14 +185,15 @@ pub(super) fn radix_sort<K: Word, V: Elem>(
             h
         })
         .collect();
-    let (offsets, ranges) = plan_buckets(&hist);
+    let (offsets, ends) = plan_buckets(&hist);
     if hist.iter().map(|h| h[digit_of(keys[0])]).sum::<usize>() == n {
         // One bucket: this digit sorts nothing.
         radix_sort(keys, vals, tk, tv, lo, shift);
         return;
     }
     {
-        let (dk, dv) = (Shared(tk.as_mut_ptr()), Shared(tv.as_mut_ptr()));
+        // The offsets give every element its own slot.
+        let (dk, dv) = (SharedSlice::new(tk), SharedSlice::new(tv));
         let (sk, sv) = (&*keys, &*vals);
         parts
             .par_iter()
@@ -198,11 +201,8 @@ pub(super) fn radix_sort<K: Word, V: Elem>(
             .for_each(|(&(s, e), mut off)| {
                 for i in s..e {
                     let d = digit_of(sk[i]);
-                    // SAFETY: the offsets give every element its own slot < n.
-                    unsafe {
-                        dk.write(off[d], sk[i]);
-                        dv.write(off[d], sv[i]);
-                    }
+                    dk.store(off[d], sk[i]);
+                    dv.store(off[d], sv[i]);
                     off[d] += 1;
                 }
             });
@@ -210,24 +210,21 @@ pub(super) fn radix_sort<K: Word, V: Elem>(
     // Each bucket by the remaining bits: the sorted bucket must end in
     // keys/vals, so sort it in tk/tv (with keys/vals as scratch) and copy
     // back when it ended in the scratch.
-    let (kp, vp) = (Shared(keys.as_mut_ptr()), Shared(vals.as_mut_ptr()));
-    let (tkp, tvp) = (Shared(tk.as_mut_ptr()), Shared(tv.as_mut_ptr()));
-    let one = |&(s, e): &(usize, usize)| {
-        let len = e - s;
-        // SAFETY: buckets are disjoint ranges of the four arrays.
-        let (k, v, bk, bv) = unsafe {
-            (
-                std::slice::from_raw_parts_mut(tkp.ptr().add(s), len),
-                std::slice::from_raw_parts_mut(tvp.ptr().add(s), len),
-                std::slice::from_raw_parts_mut(kp.ptr().add(s), len),
-                std::slice::from_raw_parts_mut(vp.ptr().add(s), len),
-            )
-        };
+    let buckets: Vec<_> = split_at_ends(tk, &ends)
+        .into_iter()
+        .zip(split_at_ends(tv, &ends))
+        .zip(
+            split_at_ends(keys, &ends)
+                .into_iter()
+                .zip(split_at_ends(vals, &ends)),
+        )
+        .collect();
+    let one = |((k, v), (bk, bv)): ((&mut [K], &mut [V]), (&mut [K], &mut [V]))| {
         radix_sort(k, v, bk, bv, lo, shift);
         bk.copy_from_slice(k);
         bv.copy_from_slice(v);
     };
-    for_buckets(&ranges, piece(n).max(MSD_MIN), one);
+    for_buckets(buckets, |((k, _), _)| k.len(), piece(n).max(MSD_MIN), one);
 }
 
 /// Sequential stable LSD radix sort of bits `lo..hi`, result in `keys`/`vals`.

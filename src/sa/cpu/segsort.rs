@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use super::Shared;
+use super::shared::split_at_ends;
 use crate::sa::steps::{Elem, SegSortReport, Word};
 
 /// [`crate::sa::steps::Backend::segmented_sort`] of `keys`/`vals` (segments
@@ -56,16 +56,13 @@ pub(super) fn segmented_sort<K: Word, V: Elem>(
                 (s, b, e)
             })
             .collect();
-        let kp = Shared(keys.as_mut_ptr());
-        let vp = Shared(vals.as_mut_ptr());
-        ranges.par_iter().for_each(|&(s, b, e)| {
-            // SAFETY: the ranges lie in disjoint block pairs.
-            let (k, v) = unsafe {
-                (
-                    std::slice::from_raw_parts_mut(kp.ptr().add(s), e - s),
-                    std::slice::from_raw_parts_mut(vp.ptr().add(s), e - s),
-                )
-            };
+        // Ascending and disjoint: cut both arrays at every range's start
+        // and end, and merge the pieces inside ranges (every second one).
+        let cuts: Vec<usize> = ranges.iter().flat_map(|&(s, _, e)| [s, e]).collect();
+        let ks = split_at_ends(keys, &cuts).into_iter().skip(1).step_by(2);
+        let vs = split_at_ends(vals, &cuts).into_iter().skip(1).step_by(2);
+        let merges: Vec<_> = ranges.iter().zip(ks.zip(vs)).collect();
+        merges.into_par_iter().for_each(|(&(s, b, _), (k, v))| {
             merge_runs(k, v, b - s);
         });
         active = later;
@@ -74,7 +71,7 @@ pub(super) fn segmented_sort<K: Word, V: Elem>(
     report
 }
 
-/// Sorts `keys[lo..hi]` with `vals[lo..hi]` by (key, value).
+/// Sorts `keys` with `vals` by (key, value).
 fn sort_run<K: Word, V: Elem>(keys: &mut [K], vals: &mut [V], scratch: &mut Vec<(K, V)>) {
     if keys.len() < 2 {
         return;
