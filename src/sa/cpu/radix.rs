@@ -101,11 +101,16 @@ pub(super) fn suffix_sort<W: Word>(
         .zip(split_at_ends(pos, &ends))
         .zip(split_at_ends(heads, &ends))
         .collect();
-    let one = |((t, p), h): ((&mut [W], &mut [W]), &mut [u8])| {
-        suffix_sort(t, p, h, key, touch, shift);
-        p.copy_from_slice(t);
-    };
-    for_buckets(buckets, |((t, _), _)| t.len(), piece(n).max(IN_CACHE), one);
+    let big = piece(n).max(IN_CACHE);
+    for_buckets(
+        buckets,
+        |((t, _), _)| t.len(),
+        big,
+        |((t, p), h)| {
+            suffix_sort(t, p, h, key, touch, shift);
+            p.copy_from_slice(t);
+        },
+    );
 }
 
 /// Above this many elements a radix sort runs its first pass on the most
@@ -146,7 +151,7 @@ fn for_buckets<B: Send>(
     buckets.sort_by_key(|b| std::cmp::Reverse(len(b)));
     let (huge, small): (Vec<B>, Vec<B>) = buckets.into_iter().partition(|b| len(b) > big);
     huge.into_iter().for_each(&one);
-    small.into_par_iter().for_each(|b| one(b));
+    small.into_par_iter().for_each(&one);
 }
 
 /// Stable sort of `keys`/`vals` by bits `lo..hi` of the key (bits above `hi`
@@ -219,12 +224,17 @@ pub(super) fn radix_sort<K: Word, V: Elem>(
                 .zip(split_at_ends(vals, &ends)),
         )
         .collect();
-    let one = |((k, v), (bk, bv)): ((&mut [K], &mut [V]), (&mut [K], &mut [V]))| {
-        radix_sort(k, v, bk, bv, lo, shift);
-        bk.copy_from_slice(k);
-        bv.copy_from_slice(v);
-    };
-    for_buckets(buckets, |((k, _), _)| k.len(), piece(n).max(MSD_MIN), one);
+    let big = piece(n).max(MSD_MIN);
+    for_buckets(
+        buckets,
+        |((k, _), _)| k.len(),
+        big,
+        |((k, v), (bk, bv))| {
+            radix_sort(k, v, bk, bv, lo, shift);
+            bk.copy_from_slice(k);
+            bv.copy_from_slice(v);
+        },
+    );
 }
 
 /// Sequential stable LSD radix sort of bits `lo..hi`, result in `keys`/`vals`.

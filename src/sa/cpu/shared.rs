@@ -60,14 +60,10 @@ impl<'a, T: Elem> SharedSlice<'a, T> {
         }
     }
 
-    /// Elements in the slice.
+    /// Stores `v` in element `i` (panics, at the caller's line, when `i` is
+    /// out of bounds).
     #[inline(always)]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Stores `v` in element `i` (panics when `i` is out of bounds).
-    #[inline(always)]
+    #[track_caller]
     pub fn store(&self, i: usize, v: T) {
         assert!(i < self.len, "store at {i} out of bounds ({})", self.len);
         // SAFETY: `i` is in bounds, so `p` points to a live element of the
@@ -126,7 +122,7 @@ mod tests {
             // Every task stores its own value to every element.
             pool.install(|| {
                 (1..=64u32).into_par_iter().for_each(|v| {
-                    for i in 0..d.len() {
+                    for i in 0..len {
                         d.store(i, v);
                     }
                 })
@@ -149,7 +145,7 @@ mod tests {
                 .for_each(|v| d.store(1, v << 40))
         });
         assert_eq!(w[0], 0);
-        assert!(w[1] % (1 << 40) == 0 && w[1] >> 40 < 100, "{w:?}");
+        assert!(w[1].is_multiple_of(1 << 40) && w[1] >> 40 < 100, "{w:?}");
     }
 
     #[test]
