@@ -1,4 +1,5 @@
-//! The data-parallel steps the seeds' suffix-array algorithms are written in.
+//! The data-parallel steps the suffix-array algorithms of
+//! [`super::DataParallel`] are written in.
 //!
 //! [`Backend`] is the whole interface between an algorithm (`hybrid`, `skew`,
 //! `ls`) and the machine it runs on. An algorithm owns no loop over suffixes:

@@ -5,9 +5,9 @@
 //! change who computes what, not what is computed).
 //!
 //! No step hands a raw pointer to its tasks: a task writes a piece of the
-//! output that it borrows alone ([`shared::split_at_ends`], `par_chunks_mut`),
+//! output that it borrows alone (`shared::split_at_ends`, `par_chunks_mut`),
 //! or, where tasks write scattered elements of one buffer, stores through a
-//! [`shared::SharedSlice`] (relaxed atomic stores, a plain `mov` on x86-64).
+//! `shared::SharedSlice` (relaxed atomic stores, a plain `mov` on x86-64).
 
 mod merge;
 mod radix;
