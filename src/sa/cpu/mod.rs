@@ -251,9 +251,14 @@ impl Backend for Cpu {
             .zip(keep.par_chunks(c))
             .zip(split_at_ends(&mut out, &ends))
             .for_each(|((p, k), o)| {
-                let kept = p.iter().zip(k).filter(|&(_, &f)| f != 0);
-                for (o, (&v, _)) in o.iter_mut().zip(kept) {
-                    *o = v;
+                // The piece's output has a slot for each element it keeps.
+                let mut slots = o.iter_mut();
+                for (&v, &f) in p.iter().zip(k) {
+                    if f != 0
+                        && let Some(slot) = slots.next()
+                    {
+                        *slot = v;
+                    }
                 }
             });
         Ok(out)
@@ -473,9 +478,13 @@ impl Backend for Cpu {
             .enumerate()
             .zip(split_at_ends(&mut out, &ends))
             .for_each(|((ci, k), o)| {
-                let kept = k.iter().enumerate().filter(|&(_, &f)| f != 0);
-                for (o, (j, _)) in o.iter_mut().zip(kept) {
-                    *o = W::from_u64((ci * c + j) as u64);
+                let mut slots = o.iter_mut();
+                for (j, &f) in k.iter().enumerate() {
+                    if f != 0
+                        && let Some(slot) = slots.next()
+                    {
+                        *slot = W::from_u64((ci * c + j) as u64);
+                    }
                 }
             });
         Ok(out)
