@@ -133,7 +133,7 @@ pub fn fm_on_gpu<P: Pos>(
     log: &mut (dyn FnMut(&Round) + Send),
 ) -> Result<FmParts<P>> {
     use crate::sa::steps::Backend;
-    use crate::sa::{cuda, gpu_bytes_per_base, hybrid, ls, skew};
+    use crate::sa::{by_steps, cuda, gpu_bytes_per_base};
     let n = text.len() as u64;
     let gpu = cuda::Cuda::open()?;
     let (free, _) = gpu.gpu().memory()?;
@@ -158,11 +158,7 @@ pub fn fm_on_gpu<P: Pos>(
     let sa = if n < 2 {
         gpu.upload((0..n).map(P::from_u64).collect())?
     } else {
-        match algorithm {
-            SaAlgorithm::Skew => skew::build::<_, P>(&gpu, &packed, n, log)?,
-            SaAlgorithm::Ls => ls::build::<_, P>(&gpu, &packed, n, log)?,
-            _ => hybrid::build::<_, P>(&gpu, &packed, n, log)?,
-        }
+        by_steps::<_, P>(&gpu, &packed, n, algorithm.on_gpu(), log)?
     };
     let (primary, words, ssa) = gpu.fm_tables(&packed, &sa, sample_shift)?;
     let mut occ: Vec<OccLine> = bytemuck::zeroed_vec(words.len() / 8);

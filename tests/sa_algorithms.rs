@@ -543,9 +543,9 @@ struct Row {
 impl From<&Round> for Row {
     fn from(r: &Round) -> Row {
         Row {
-            algorithm: r.algorithm.into(),
+            algorithm: r.algorithm.to_string(),
             round: r.round,
-            stage: r.stage.into(),
+            stage: r.stage.to_string(),
             h: r.h,
             unsorted: r.unsorted,
             groups: r.groups,

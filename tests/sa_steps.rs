@@ -2094,3 +2094,199 @@ fn segment_maps() {
         }
     }
 }
+
+// ------------------------------------------------- repeated indices (issue 19)
+//
+// `scatter`, `scatter_slots` and `rank_groups` are safe functions, so a
+// caller may hand them indices that repeat. The CPU backend's tasks store
+// through relaxed atomic stores: tasks that write one element race, and the
+// element must end up holding one of the values written to it (or its old
+// value when nothing was). These tests check that outcome on pools of 1, 2,
+// 3 and 8 threads with indices that repeat across pieces, so that tasks
+// really write the same elements at once. Undefined behaviour itself is not
+// something an ordinary test can observe: what these show is the defined
+// outcome, no panic and no torn value; the soundness argument is in
+// `src/sa/cpu/shared.rs`.
+
+/// Pools of 1, 2, 3 and 8 threads (8: more tasks than pieces of a small
+/// input race at once).
+fn racing_pools() -> Vec<&'static rayon::ThreadPool> {
+    static EIGHT: OnceLock<rayon::ThreadPool> = OnceLock::new();
+    let mut v: Vec<&rayon::ThreadPool> = pools().iter().map(|(_, p)| p).collect();
+    v.push(EIGHT.get_or_init(|| fmalign::thread_pool(8).expect("thread pool")));
+    v
+}
+
+/// Checks that every element of `got` is one of the values written to it
+/// (`writes`: (element, value) pairs), or `old`'s when none was.
+#[track_caller]
+fn one_of_the_writes<T: PartialEq + Debug + Copy>(
+    what: &str,
+    got: &[T],
+    old: &[T],
+    writes: impl IntoIterator<Item = (usize, T)>,
+) {
+    assert_eq!(got.len(), old.len(), "{what}: length changed");
+    let mut written: Vec<Vec<T>> = vec![Vec::new(); got.len()];
+    for (i, v) in writes {
+        written[i].push(v);
+    }
+    for (i, (g, w)) in got.iter().zip(&written).enumerate() {
+        if w.is_empty() {
+            assert_eq!(
+                g, &old[i],
+                "{what}: element {i} was not written but changed"
+            );
+        } else {
+            assert!(
+                w.contains(g),
+                "{what}: element {i} holds {g:?}, none of {w:?}"
+            );
+        }
+    }
+}
+
+/// Index patterns of `n` indices into `m` elements that repeat: every
+/// index the same, a short cycle (every piece writes the same few
+/// elements), and random draws.
+fn repeating_indices(rng: &mut Rng, n: usize, m: usize) -> Vec<(&'static str, Vec<u64>)> {
+    vec![
+        ("all one", vec![(m as u64 - 1) / 2; n]),
+        (
+            "cycle of 7",
+            (0..n as u64).map(|i| i % 7 % m as u64).collect(),
+        ),
+        ("random", (0..n).map(|_| rng.below(m as u64)).collect()),
+    ]
+}
+
+fn scatter_repeats_for<T: Gen, I: Word + Gen>(rng: &mut Rng) {
+    for n in [2usize, 100, G + 1, 5 * G + 3] {
+        for m in [1usize, 7, n] {
+            for (iname, idx) in repeating_indices(rng, n, m) {
+                let src: Vec<T> = random(rng, n);
+                let old: Vec<T> = random(rng, m);
+                let idx: Vec<I> = conv(&idx);
+                let what = format!("scatter {iname} n={n} m={m}");
+                for pool in racing_pools() {
+                    let mut d = up(&old);
+                    pool.install(|| Cpu.scatter::<T, I>(&up(&src), &up(&idx), &mut d))
+                        .unwrap();
+                    let writes = idx
+                        .iter()
+                        .map(|i| i.to_u64() as usize)
+                        .zip(src.iter().copied());
+                    one_of_the_writes(&what, &down(d), &old, writes);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn scatter_with_repeated_indices_keeps_one_written_value() {
+    let mut rng = Rng::new(40);
+    scatter_repeats_for::<u8, u32>(&mut rng);
+    scatter_repeats_for::<u32, u64>(&mut rng);
+    scatter_repeats_for::<u64, u32>(&mut rng);
+}
+
+/// `m` positions of the layout (those `p % 3 != 0` unless it is the
+/// identity), and the rank-array length that holds them all.
+fn layout_positions(layout: RankLayout, m: usize) -> (Vec<u64>, usize) {
+    let all: Vec<u64> = (0..).filter(|&p| in_layout(layout, p)).take(m).collect();
+    let size = slot_count(layout, all.iter().copied()) as usize;
+    (all, size)
+}
+
+fn scatter_slots_repeats_for<W: Word + Gen>(rng: &mut Rng) {
+    for n in [2usize, 100, G + 1, 5 * G + 3] {
+        for m in [1usize, 7, n] {
+            for layout in layouts(3 * m as u64) {
+                let (all, size) = layout_positions(layout, m);
+                for (iname, which) in repeating_indices(rng, n, m) {
+                    let pos: Vec<u64> = which.iter().map(|&k| all[k as usize]).collect();
+                    let src: Vec<W> = random(rng, n);
+                    let old: Vec<W> = random(rng, size);
+                    let what = format!("scatter_slots {iname} u{} n={n} m={m} {layout:?}", W::BITS);
+                    let pos_w: Vec<W> = conv(&pos);
+                    for pool in racing_pools() {
+                        let mut d = up(&old);
+                        pool.install(|| {
+                            Cpu.scatter_slots::<W>(&up(&src), &up(&pos_w), layout, &mut d)
+                        })
+                        .unwrap();
+                        let writes = pos
+                            .iter()
+                            .map(|&p| ref_slot(layout, p) as usize)
+                            .zip(src.iter().copied());
+                        one_of_the_writes(&what, &down(d), &old, writes);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn scatter_slots_with_repeated_positions_keeps_one_written_value() {
+    let mut rng = Rng::new(41);
+    scatter_slots_repeats_for::<u32>(&mut rng);
+    scatter_slots_repeats_for::<u64>(&mut rng);
+}
+
+fn rank_groups_repeats_for<W: Word + Gen>(rng: &mut Rng) {
+    for n in [2usize, 100, G + 1, 5 * G + 3] {
+        for m in [1usize, 7, n] {
+            for layout in layouts(3 * m as u64) {
+                let (all, size) = layout_positions(layout, m);
+                for (iname, which) in repeating_indices(rng, n, m) {
+                    let pos: Vec<u64> = which.iter().map(|&k| all[k as usize]).collect();
+                    let heads: Vec<u8> = (0..n)
+                        .map(|i| u8::from(i == 0 || rng.chance(1, 3)))
+                        .collect();
+                    let old: Vec<W> = random(rng, size);
+                    // Each element's rank, and the kept elements: these do
+                    // not depend on the race.
+                    let (mut ranks, mut kept) = (Vec::new(), (Vec::new(), Vec::new(), Vec::new()));
+                    let mut g = None;
+                    for i in 0..n {
+                        if heads[i] != 0 {
+                            g = Some(i as u64);
+                        }
+                        let r = W::make(g.map_or(0, |g| g + 1));
+                        ranks.push(r);
+                        if !(heads[i] != 0 && (i + 1 == n || heads[i + 1] != 0)) {
+                            kept.0.push(W::make(pos[i]));
+                            kept.1.push(W::make(i as u64));
+                            kept.2.push(r);
+                        }
+                    }
+                    let what = format!("rank_groups {iname} u{} n={n} m={m} {layout:?}", W::BITS);
+                    let pos_w: Vec<W> = conv(&pos);
+                    for pool in racing_pools() {
+                        let mut d = up(&old);
+                        let (p, s, r) = pool
+                            .install(|| {
+                                Cpu.rank_groups::<W>(&up(&pos_w), &up(&heads), layout, &mut d)
+                            })
+                            .unwrap();
+                        same(&what, &(down(p), down(s), down(r)), &kept);
+                        let writes = pos
+                            .iter()
+                            .map(|&p| ref_slot(layout, p) as usize)
+                            .zip(ranks.iter().copied());
+                        one_of_the_writes(&what, &down(d), &old, writes);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn rank_groups_with_repeated_positions_keeps_one_written_rank() {
+    let mut rng = Rng::new(42);
+    rank_groups_repeats_for::<u32>(&mut rng);
+    rank_groups_repeats_for::<u64>(&mut rng);
+}

@@ -342,10 +342,6 @@ mod tests {
     use super::*;
     use crate::dist::LocalComm;
 
-    fn libsais(text: &[u8]) -> Vec<u64> {
-        crate::sa::naive(text)
-    }
-
     fn distributed(text: &[u8], p: usize) -> Vec<u64> {
         let n = text.len() as u64;
         let parts = LocalComm::run(p, |c| {
@@ -417,7 +413,7 @@ mod tests {
         t[1200] = (t[1200] + 1) % 4;
         texts.push(t);
         for text in &texts {
-            let want = libsais(text);
+            let want = crate::sa::naive(text);
             for p in [1, 2, 3, 4, 8] {
                 assert_eq!(distributed(text, p), want, "n {} p {p}", text.len());
             }

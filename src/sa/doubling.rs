@@ -5,8 +5,8 @@
 
 use std::time::Instant;
 
-use super::Round;
 use super::steps::{Backend, RankLayout, Word};
+use super::{DataParallel, Round, Stage};
 use crate::error::Result;
 
 /// The suffixes not yet alone in their group, in sorted-group order.
@@ -62,7 +62,7 @@ impl<B: Backend, W: Word> Unsorted<B, W> {
     pub fn stats(
         &self,
         b: &B,
-        algorithm: &'static str,
+        algorithm: DataParallel,
         round: u32,
         h: u64,
         t: Instant,
@@ -76,7 +76,11 @@ impl<B: Backend, W: Word> Unsorted<B, W> {
         Ok(Round {
             algorithm,
             round,
-            stage: if round == 0 { "sort" } else { "double" },
+            stage: if round == 0 {
+                Stage::Sort
+            } else {
+                Stage::Double
+            },
             h,
             unsorted,
             groups,

@@ -24,9 +24,9 @@
 
 use std::time::Instant;
 
-use super::Round;
 use super::doubling::Unsorted;
 use super::steps::{Backend, Chars, Iota, Order, RankLayout, Word};
+use super::{DataParallel, Round, Stage};
 use crate::error::Result;
 
 /// Characters in the first sort key.
@@ -55,7 +55,7 @@ pub fn build<B: Backend, W: Word>(
     let mut work = Unsorted::first(b, &pos, heads, L, &mut isa)?;
     let mut sa12 = pos;
     let mut h = u64::from(KEY_CHARS);
-    log(&work.stats(b, "hybrid", 0, h, t)?);
+    log(&work.stats(b, DataParallel::Hybrid, 0, h, t)?);
 
     // 2. Prefix doubling over the unsorted groups.
     let mut round = 1;
@@ -66,7 +66,7 @@ pub fn build<B: Backend, W: Word>(
         b.segmented_sort(&gheads, &mut key, &mut work.pos, BLOCK)?;
         work = work.refine(b, key, gheads, L, &mut isa, &mut sa12)?;
         h *= 2;
-        log(&work.stats(b, "hybrid", round, h, t)?);
+        log(&work.stats(b, DataParallel::Hybrid, round, h, t)?);
         round += 1;
     }
     drop(work);
@@ -94,9 +94,9 @@ pub fn build<B: Backend, W: Word>(
     let sa = b.merge(&s0, &sa12, &order)?;
     b.finish()?;
     log(&Round {
-        algorithm: "hybrid",
+        algorithm: DataParallel::Hybrid,
         round,
-        stage: "merge",
+        stage: Stage::Merge,
         h,
         unsorted: 0,
         groups: 0,

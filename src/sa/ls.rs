@@ -15,9 +15,9 @@
 
 use std::time::Instant;
 
-use super::Round;
 use super::doubling::Unsorted;
 use super::steps::{Backend, Iota, RankLayout, Word, bits_for};
+use super::{DataParallel, Round};
 use crate::error::Result;
 
 /// Characters in the first sort key.
@@ -55,7 +55,7 @@ pub fn build<B: Backend, W: Word>(
     let mut work = Unsorted::first(b, &pos, heads, L, &mut isa)?;
     let mut sa = pos;
     let mut h = u64::from(KEY_CHARS);
-    log(&work.stats(b, "ls", 0, h, t)?);
+    log(&work.stats(b, DataParallel::Ls, 0, h, t)?);
 
     let mut round = 1;
     while b.len(&work.pos) > 0 {
@@ -102,7 +102,7 @@ pub fn build<B: Backend, W: Word>(
         drop(lens);
         work = work.refine(b, key, gheads, L, &mut isa, &mut sa)?;
         h *= 2;
-        log(&work.stats(b, "ls", round, h, t)?);
+        log(&work.stats(b, DataParallel::Ls, round, h, t)?);
         round += 1;
     }
     Ok(sa)

@@ -2,10 +2,11 @@
 //!
 //! [`build`] takes the text (codes 0..=3, no sentinel; the end of the text
 //! sorts before every base) and returns its suffix array in the position type
-//! the index uses. Algorithms are values of [`SaAlgorithm`]: libsais, and the
-//! seeds' data-parallel algorithms ([`hybrid`], [`skew`], [`ls`]) written once
-//! over the steps of [`steps::Backend`] and run here on the rayon backend
-//! [`cpu::Cpu`]. Every algorithm returns exactly what libsais returns.
+//! the index uses. Algorithms are values of [`SaAlgorithm`]: libsais
+//! ([`libsais`]), and the data-parallel algorithms ([`DataParallel`]:
+//! [`hybrid`], [`skew`], [`ls`]) written once over the steps of
+//! [`steps::Backend`] and run here on the rayon backend [`cpu::Cpu`]. Every
+//! algorithm returns exactly what libsais returns.
 
 pub mod cpu;
 #[cfg(feature = "gpu")]
@@ -71,6 +72,54 @@ impl crate::Choice for SaAlgorithm {
     }
 }
 
+impl SaAlgorithm {
+    /// The data-parallel algorithm this choice runs on the CPU; `None` for
+    /// libsais (`auto` is libsais on the CPU).
+    pub fn data_parallel(self) -> Option<DataParallel> {
+        match self {
+            SaAlgorithm::Auto | SaAlgorithm::Libsais => None,
+            SaAlgorithm::Hybrid => Some(DataParallel::Hybrid),
+            SaAlgorithm::Skew => Some(DataParallel::Skew),
+            SaAlgorithm::Ls => Some(DataParallel::Ls),
+        }
+    }
+
+    /// The data-parallel algorithm this choice runs on the GPU, which has
+    /// no libsais: `auto` and `libsais` are hybrid there.
+    pub fn on_gpu(self) -> DataParallel {
+        match self {
+            SaAlgorithm::Auto | SaAlgorithm::Libsais | SaAlgorithm::Hybrid => DataParallel::Hybrid,
+            SaAlgorithm::Skew => DataParallel::Skew,
+            SaAlgorithm::Ls => DataParallel::Ls,
+        }
+    }
+}
+
+/// The data-parallel algorithms, written once over the steps of
+/// [`steps::Backend`]: the CPU runs them for `--sa hybrid|skew|ls`, the GPU
+/// for every `--sa` (libsais has no GPU version: `auto` and `libsais` mean
+/// hybrid there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataParallel {
+    /// [`hybrid`]: spd-SA of Wang, Baxter & Owens.
+    Hybrid,
+    /// [`skew`]: wbo-skew DC3.
+    Skew,
+    /// [`ls`]: Larsson–Sadakane of Deng et al.
+    Ls,
+}
+
+impl std::fmt::Display for DataParallel {
+    /// The `--sa` name: `hybrid`, `skew`, `ls`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DataParallel::Hybrid => "hybrid",
+            DataParallel::Skew => "skew",
+            DataParallel::Ls => "ls",
+        })
+    }
+}
+
 /// `--device auto` uses the GPU from this many bases on. Provisional: below
 /// it the NVRTC compile and the context start-up (tenths of a second once,
 /// the compile cached on disk after) outweigh the work; not yet measured on
@@ -85,21 +134,21 @@ pub const GPU_AUTO_MIN_BASES: u64 = 1 << 22;
 /// skew's first level is bounded like ls (symbols, then S12 by triples).
 /// Not measured on a GPU yet.
 pub fn gpu_bytes_per_base(p: u64, algorithm: SaAlgorithm) -> u64 {
-    match algorithm {
-        SaAlgorithm::Ls | SaAlgorithm::Skew => 3 * p + 18,
-        _ => (2 * (2 * p + 16) + 2 * p) / 3 + 2,
+    match algorithm.on_gpu() {
+        DataParallel::Ls | DataParallel::Skew => 3 * p + 18,
+        DataParallel::Hybrid => (2 * (2 * p + 16) + 2 * p) / 3 + 2,
     }
 }
 
 /// One round of a data-parallel algorithm, for `--stats`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Round {
-    /// `hybrid`, `skew` or `ls`.
-    pub algorithm: &'static str,
+    /// The algorithm (printed `hybrid`, `skew` or `ls`).
+    pub algorithm: DataParallel,
     /// Round (prefix doubling) or recursion depth (skew).
     pub round: u32,
-    /// What the round did: `sort`, `double`, `recurse`, `unique`, `merge`.
-    pub stage: &'static str,
+    /// What the round did.
+    pub stage: Stage,
     /// Characters by which the suffixes are sorted after the round.
     pub h: u64,
     /// Suffixes still unsorted after the round (for skew: the length of
@@ -109,6 +158,35 @@ pub struct Round {
     pub groups: u64,
     /// Wall time of the round.
     pub seconds: f64,
+}
+
+/// What a [`Round`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// `sort`: the first sort by the first characters (prefix doubling).
+    Sort,
+    /// `double`: a prefix-doubling round.
+    Double,
+    /// `recurse`: a skew level whose triples are not all distinct, so the
+    /// string of their names goes down a level.
+    Recurse,
+    /// `unique`: a skew level whose triples are all distinct (no recursion).
+    Unique,
+    /// `merge`: the DC3 merge of a level (skew) or of the whole (hybrid).
+    Merge,
+}
+
+impl std::fmt::Display for Stage {
+    /// The name in the `--stats` line.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Stage::Sort => "sort",
+            Stage::Double => "double",
+            Stage::Recurse => "recurse",
+            Stage::Unique => "unique",
+            Stage::Merge => "merge",
+        })
+    }
 }
 
 impl Round {
@@ -135,8 +213,6 @@ impl Round {
 pub trait Pos: Word + bytemuck::Pod + Ord + Send + Sync + std::fmt::Debug + 'static {
     /// Bytes per position in the file.
     const BYTES: u32;
-    /// libsais into this width.
-    fn libsais(text: &[u8], threads: usize) -> Result<SuffixArray<Self>>;
 }
 
 /// A suffix array in the index's position width. For texts of 2^31 to 2^32
@@ -175,7 +251,13 @@ impl<P> From<Vec<P>> for SuffixArray<P> {
 /// Narrows 64-bit suffix-array entries (each below 2^32) to 32 bits in place:
 /// entry `i` moves to 32-bit word `i`, which lies at or before the words of
 /// every entry not yet moved.
-pub fn narrow_in_place(mut sa: Vec<u64>) -> SuffixArray<u32> {
+pub fn narrow_in_place(sa: Vec<u64>) -> SuffixArray<u32> {
+    narrowed(sa)
+}
+
+/// [`narrow_in_place`] for a 32-bit `P` (`P::BYTES == 4`, checked).
+fn narrowed<P: Pos>(mut sa: Vec<u64>) -> SuffixArray<P> {
+    assert_eq!(P::BYTES, 4, "narrowing into {}-byte positions", P::BYTES);
     let n = sa.len();
     let words: &mut [u32] = bytemuck::cast_slice_mut(&mut sa);
     let low = usize::from(cfg!(target_endian = "big"));
@@ -189,71 +271,48 @@ pub fn narrow_in_place(mut sa: Vec<u64>) -> SuffixArray<u32> {
 
 impl Pos for u32 {
     const BYTES: u32 = 4;
-    fn libsais(text: &[u8], threads: usize) -> Result<SuffixArray<u32>> {
-        if text.len() <= i32::MAX as usize {
-            let sa: Vec<u32> = bytemuck::cast_vec(libsais32(text, threads)?);
-            Ok(sa.into())
-        } else {
-            // 2^31 <= n < 2^32: libsais has no unsigned 32-bit output.
-            Ok(narrow_in_place(bytemuck::cast_vec(libsais64(
-                text, threads,
-            )?)))
-        }
-    }
 }
 
 impl Pos for u64 {
     const BYTES: u32 = 8;
-    fn libsais(text: &[u8], threads: usize) -> Result<SuffixArray<u64>> {
-        let sa: Vec<u64> = bytemuck::cast_vec(libsais64(text, threads)?);
-        Ok(sa.into())
+}
+
+/// libsais' suffix array of `text` in the width `P`. libsais writes signed
+/// entries, `i32` for texts of up to `i32::MAX` bases, else `i64`; a 32-bit
+/// array of 2^31 to 2^32 bases is sorted into 64-bit entries and narrowed
+/// in place ([`narrow_in_place`]). `threads` is the number of OpenMP workers
+/// with the `openmp` feature; without it libsais runs on one thread.
+pub fn libsais<P: Pos>(text: &[u8], threads: usize) -> Result<SuffixArray<P>> {
+    if P::BYTES == 4 && text.len() <= i32::MAX as usize {
+        // Non-negative i32 entries are the same bits as u32 ones.
+        let sa: Vec<P> = bytemuck::cast_vec(libsais_signed::<i32>(text, threads)?);
+        return Ok(sa.into());
     }
+    let sa: Vec<u64> = bytemuck::cast_vec(libsais_signed::<i64>(text, threads)?);
+    Ok(if P::BYTES == 4 {
+        // 2^31 <= n < 2^32: libsais has no unsigned 32-bit output.
+        narrowed(sa)
+    } else {
+        bytemuck::cast_vec::<u64, P>(sa).into()
+    })
 }
 
-fn sa_error(e: libsais::LibsaisError) -> Error {
-    Error::SuffixArray(format!("libsais: {e:?}"))
-}
-
-#[cfg(feature = "openmp")]
-fn libsais32(text: &[u8], threads: usize) -> Result<Vec<i32>> {
-    use libsais::{SuffixArrayConstruction, ThreadCount};
-    let t = ThreadCount::fixed(threads.clamp(1, u16::MAX as usize) as u16);
-    let r = SuffixArrayConstruction::for_text(text)
-        .in_owned_buffer32()
-        .multi_threaded(t)
-        .run();
-    r.map(|r| r.into_vec()).map_err(sa_error)
-}
-
-#[cfg(not(feature = "openmp"))]
-fn libsais32(text: &[u8], _threads: usize) -> Result<Vec<i32>> {
-    use libsais::SuffixArrayConstruction;
-    let r = SuffixArrayConstruction::for_text(text)
-        .in_owned_buffer32()
-        .single_threaded()
-        .run();
-    r.map(|r| r.into_vec()).map_err(sa_error)
-}
-
-#[cfg(feature = "openmp")]
-fn libsais64(text: &[u8], threads: usize) -> Result<Vec<i64>> {
-    use libsais::{SuffixArrayConstruction, ThreadCount};
-    let t = ThreadCount::fixed(threads.clamp(1, u16::MAX as usize) as u16);
-    let r = SuffixArrayConstruction::for_text(text)
-        .in_owned_buffer64()
-        .multi_threaded(t)
-        .run();
-    r.map(|r| r.into_vec()).map_err(sa_error)
-}
-
-#[cfg(not(feature = "openmp"))]
-fn libsais64(text: &[u8], _threads: usize) -> Result<Vec<i64>> {
-    use libsais::SuffixArrayConstruction;
-    let r = SuffixArrayConstruction::for_text(text)
-        .in_owned_buffer64()
-        .single_threaded()
-        .run();
-    r.map(|r| r.into_vec()).map_err(sa_error)
+/// libsais into entries of type `O` (`i32` or `i64`).
+fn libsais_signed<O: libsais::OutputElement>(text: &[u8], threads: usize) -> Result<Vec<O>> {
+    let construction = libsais::SuffixArrayConstruction::for_text(text).in_owned_buffer::<O>();
+    #[cfg(feature = "openmp")]
+    let construction = construction.multi_threaded(libsais::ThreadCount::fixed(
+        threads.clamp(1, u16::MAX as usize) as u16,
+    ));
+    #[cfg(not(feature = "openmp"))]
+    let construction = {
+        let _ = threads;
+        construction.single_threaded()
+    };
+    construction
+        .run()
+        .map(|sa| sa.into_vec())
+        .map_err(|e| Error::SuffixArray(format!("libsais: {e:?}")))
 }
 
 /// The suffix array of `text` (codes 0..=3), as positions of type `P`.
@@ -279,12 +338,12 @@ pub fn build_with<P: Pos>(
     if text.len() == 1 {
         return Ok(vec![P::from_u64(0)].into());
     }
-    if matches!(algorithm, SaAlgorithm::Auto | SaAlgorithm::Libsais) {
-        return P::libsais(text, threads);
-    }
+    let Some(data_parallel) = algorithm.data_parallel() else {
+        return libsais(text, threads);
+    };
     let pool = crate::thread_pool(threads)?;
     let packed = pool.install(|| cpu::Cpu.pack_text(text))?;
-    pool.install(|| seeds(&packed, text.len() as u64, algorithm, log))
+    pool.install(|| by_steps_cpu(&packed, text.len() as u64, data_parallel, log))
 }
 
 /// [`build_with`] that takes the text by value and gives it back: the
@@ -297,36 +356,45 @@ pub fn build_owned<P: Pos>(
     threads: usize,
     log: &mut (dyn FnMut(&Round) + Send),
 ) -> Result<(SuffixArray<P>, Vec<u8>)> {
-    if text.len() < 2 || matches!(algorithm, SaAlgorithm::Auto | SaAlgorithm::Libsais) {
+    let Some(data_parallel) = algorithm.data_parallel().filter(|_| text.len() >= 2) else {
         let sa = build_with(&text, algorithm, threads, log)?;
         return Ok((sa, text));
-    }
+    };
     let n = text.len() as u64;
     let pool = crate::thread_pool(threads)?;
     let packed = pool.install(|| cpu::Cpu.pack_text(&text))?;
     drop(text);
-    let sa = pool.install(|| seeds(&packed, n, algorithm, log))?;
+    let sa = pool.install(|| by_steps_cpu(&packed, n, data_parallel, log))?;
     let text = pool.install(|| unpack(&packed, n as usize));
     Ok((sa, text))
 }
 
-/// One of the data-parallel algorithms on the CPU backend (in the current pool).
+/// The suffix array of the text of `n >= 2` bases packed by
+/// [`steps::Backend::pack_text`], by a data-parallel `algorithm` on backend `b`.
+pub fn by_steps<B: Backend, P: Pos>(
+    b: &B,
+    packed: &B::Buf<u64>,
+    n: u64,
+    algorithm: DataParallel,
+    log: &mut dyn FnMut(&Round),
+) -> Result<B::Buf<P>> {
+    match algorithm {
+        DataParallel::Hybrid => hybrid::build::<B, P>(b, packed, n, log),
+        DataParallel::Skew => skew::build::<B, P>(b, packed, n, log),
+        DataParallel::Ls => ls::build::<B, P>(b, packed, n, log),
+    }
+}
+
+/// [`by_steps`] on the CPU backend (in the current pool), whose buffers are
+/// host vectors: nothing to download.
 #[allow(clippy::ptr_arg)] // the CPU backend's buffer type is `Vec`
-fn seeds<P: Pos>(
+fn by_steps_cpu<P: Pos>(
     packed: &Vec<u64>,
     n: u64,
-    algorithm: SaAlgorithm,
+    algorithm: DataParallel,
     log: &mut (dyn FnMut(&Round) + Send),
 ) -> Result<SuffixArray<P>> {
-    let cpu = cpu::Cpu;
-
-    // The CPU backend's buffers are host vectors: nothing to download.
-    let sa = match algorithm {
-        SaAlgorithm::Hybrid => hybrid::build::<_, P>(&cpu, packed, n, log),
-        SaAlgorithm::Skew => skew::build::<_, P>(&cpu, packed, n, log),
-        _ => ls::build::<_, P>(&cpu, packed, n, log),
-    }?;
-    Ok(sa.into())
+    Ok(by_steps::<_, P>(&cpu::Cpu, packed, n, algorithm, log)?.into())
 }
 
 /// The byte text (codes 0..=3) of a text packed by [`steps::Backend::pack_text`].
@@ -372,6 +440,21 @@ mod tests {
     }
 
     #[test]
+    fn libsais_of_texts_shorter_than_two() {
+        for text in [&[][..], &[2][..]] {
+            let want = naive(text);
+            let narrow: Vec<u64> = libsais::<u32>(text, 1)
+                .unwrap()
+                .as_slice()
+                .iter()
+                .map(|&x| u64::from(x))
+                .collect();
+            assert_eq!(narrow, want);
+            assert_eq!(libsais::<u64>(text, 2).unwrap().as_slice(), want);
+        }
+    }
+
+    #[test]
     fn narrowing_keeps_values_above_2_pow_31() {
         let big: Vec<u64> = (0..1000u64)
             .map(|i| (u32::MAX as u64) - i * 4_000_001)
@@ -400,7 +483,7 @@ mod tests {
 }
 
 #[cfg(test)]
-mod seed_tests {
+mod data_parallel_tests {
     use super::*;
 
     fn check(text: &[u8]) {

@@ -13,8 +13,8 @@
 
 use std::time::Instant;
 
-use super::Round;
 use super::steps::{Backend, Chars, Iota, Order, RankLayout, Word, bits_for};
+use super::{DataParallel, Round, Stage};
 use crate::error::Result;
 
 /// The suffix array of the text of `n >= 2` bases packed by
@@ -62,9 +62,13 @@ fn level<B: Backend, W: Word>(
     let distinct = b.count(&heads)?;
     let unique = distinct == n02 as u64;
     log(&Round {
-        algorithm: "skew",
+        algorithm: DataParallel::Skew,
         round: depth,
-        stage: if unique { "unique" } else { "recurse" },
+        stage: if unique {
+            Stage::Unique
+        } else {
+            Stage::Recurse
+        },
         h: 3u64.saturating_pow(depth + 1),
         unsorted: if unique { 0 } else { n02 as u64 },
         groups: distinct,
@@ -114,9 +118,9 @@ fn level<B: Backend, W: Word>(
     let sa = b.merge(&s0, &sa12, &order)?;
     b.finish()?;
     log(&Round {
-        algorithm: "skew",
+        algorithm: DataParallel::Skew,
         round: depth,
-        stage: "merge",
+        stage: Stage::Merge,
         h: 3u64.saturating_pow(depth + 1),
         unsorted: 0,
         groups: 0,

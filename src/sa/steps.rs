@@ -1,4 +1,5 @@
-//! The data-parallel steps the seeds' suffix-array algorithms are written in.
+//! The data-parallel steps the suffix-array algorithms of
+//! [`super::DataParallel`] are written in.
 //!
 //! [`Backend`] is the whole interface between an algorithm (`hybrid`, `skew`,
 //! `ls`) and the machine it runs on. An algorithm owns no loop over suffixes:
@@ -244,8 +245,9 @@ pub trait Backend: Sync + Sized {
         idx: &Self::Buf<I>,
     ) -> Result<Self::Buf<T>>;
 
-    /// `dst[idx[i]] = src[i]` (`idx` without repeats). Cost: `O(n/p)`
-    /// random writes.
+    /// `dst[idx[i]] = src[i]`. Where an index repeats, the element gets one
+    /// of its values, which one unspecified (the algorithms never repeat
+    /// one). Cost: `O(n/p)` random writes.
     fn scatter<T: Elem, I: Word>(
         &self,
         src: &Self::Buf<T>,
@@ -352,7 +354,8 @@ pub trait Backend: Sync + Sized {
     /// Ranks after a sort of `pos` into groups (`heads[i] != 0` at the first
     /// element of each): element `i` of the group that starts at `g` gets
     /// rank `g + 1` (0 before the first head), written to
-    /// `isa[layout.slot(pos[i])]`. Returns the elements not alone in their
+    /// `isa[layout.slot(pos[i])]` (a repeated slot gets one of its ranks,
+    /// as in [`Backend::scatter`]). Returns the elements not alone in their
     /// group, in order: their positions, indices and ranks. Cost: that of
     /// [`rank_groups_by_steps`], which it equals; a backend may fuse them
     /// (the CPU does: two passes over `heads`, one over `pos`, the scatter).
@@ -367,7 +370,8 @@ pub trait Backend: Sync + Sized {
         rank_groups_by_steps(self, pos, heads, layout, isa)
     }
 
-    /// `dst[layout.slot(pos[i])] = src[i]`: a scatter through a layout.
+    /// `dst[layout.slot(pos[i])] = src[i]`: a scatter through a layout (a
+    /// repeated slot gets one of its values, as in [`Backend::scatter`]).
     fn scatter_slots<W: Word>(
         &self,
         src: &Self::Buf<W>,
