@@ -60,8 +60,7 @@ pub fn fm_from_sa<P: Pos>(text: &[u8], sa: &[P], sample_shift: u32) -> FmParts<P
             for j in start..end {
                 let r = j - start;
                 let c = b_at(j);
-                line.bits[(r / 32) as usize] |= (c as u64) << (2 * (r % 32));
-                line.counts[c as usize] += 1; // local count, made cumulative below
+                line.push(r, c); // local count, made cumulative below
             }
             line
         })

@@ -102,6 +102,15 @@ impl OccLine {
     pub fn base(&self, r: u32) -> u8 {
         ((self.bits[(r / 32) as usize] >> (2 * (r % 32))) & 3) as u8
     }
+
+    /// Puts base `c` at offset `r` (0..192) of a line being built and
+    /// counts it: the counts are then the line's own, made cumulative by
+    /// the builder (`build::cumulate`).
+    #[inline]
+    pub fn push(&mut self, r: u64, c: u8) {
+        self.bits[(r / 32) as usize] |= (c as u64) << (2 * (r % 32));
+        self.counts[c as usize] += 1;
+    }
 }
 
 /// The sampled suffix array, in the width the index was built with.

@@ -549,11 +549,8 @@ pub fn fm_share<C: Comm>(comm: &C, n: u64, bwt: &[u8], sa: &[u64], shift: u32) -
     let (l0, l1) = block(lines, p, me);
     let mut occ = vec![OccLine::default(); (l1 - l0) as usize];
     for v in comm.alltoallv(parts).into_iter().flatten() {
-        let (q, c) = (v >> 2, (v & 3) as usize);
-        let line = &mut occ[(q / LINE_BASES - l0) as usize];
-        let r = q % LINE_BASES;
-        line.bits[(r / 32) as usize] |= (c as u64) << (2 * (r % 32));
-        line.counts[c] += 1;
+        let (q, c) = (v >> 2, (v & 3) as u8);
+        occ[(q / LINE_BASES - l0) as usize].push(q % LINE_BASES, c);
     }
     // Counts before my first line: the totals of the ranks before me.
     /// `acc += add`, per symbol.
