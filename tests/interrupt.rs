@@ -31,6 +31,31 @@ fn wait_for(dir: &Path, part: &str) {
     }
 }
 
+/// `map -q -K 100 -o out.sam ref.fa -` in `d`, reading from a pipe.
+fn map_from_pipe(d: &Path) -> Child {
+    Command::new(bin())
+        .args(["map", "-q", "-K", "100", "-o", "out.sam", "ref.fa", "-"])
+        .current_dir(d)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Reads `from..to` of a lambda sequence, written to `stdin` (a closed
+/// pipe is ignored: the run may have ended).
+fn write_reads(stdin: &mut impl Write, from: usize, to: usize) {
+    for i in from..to {
+        let _ = writeln!(
+            stdin,
+            "@r{i}\nGGGCGGCGACCTCGCGGGTTTTCGCTATTTATGAAAATTTTCCGGTTTAAGGCGTTTCCG\n+\n{}",
+            "I".repeat(60)
+        );
+    }
+    let _ = stdin.flush();
+}
+
 /// `map -o` reading from a pipe that stays open: the run is mid-output,
 /// its temporary file exists; the signal must remove it.
 #[test]
@@ -40,25 +65,10 @@ fn map_output_is_removed_on_each_signal() {
     std::fs::copy(test_data("lambda_virus.fa"), d.join("ref.fa")).unwrap();
     run_ok(d, &["index", "-q", "ref.fa"], None);
     for (sig, code) in [("INT", 2), ("TERM", 15), ("HUP", 1)] {
-        let mut child = Command::new(bin())
-            .args(["map", "-q", "-K", "100", "-o", "out.sam", "ref.fa", "-"])
-            .current_dir(d)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = map_from_pipe(d);
         // Some reads, and the pipe left open: map waits for more.
         let mut stdin = child.stdin.take().unwrap();
-        for i in 0..50 {
-            writeln!(
-                stdin,
-                "@r{i}\nGGGCGGCGACCTCGCGGGTTTTCGCTATTTATGAAAATTTTCCGGTTTAAGGCGTTTCCG\n+\n{}",
-                "I".repeat(60)
-            )
-            .unwrap();
-        }
-        stdin.flush().unwrap();
+        write_reads(&mut stdin, 0, 50);
         wait_for(d, ".out.sam.tmp.");
         std::thread::sleep(Duration::from_millis(100));
         signal(&child, sig);
@@ -85,31 +95,14 @@ fn index_truncated_under_map_is_an_error() {
     let d = dir.path();
     std::fs::copy(test_data("lambda_virus.fa"), d.join("ref.fa")).unwrap();
     run_ok(d, &["index", "-q", "ref.fa"], None);
-    let mut child = Command::new(bin())
-        .args(["map", "-q", "-K", "100", "-o", "out.sam", "ref.fa", "-"])
-        .current_dir(d)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = map_from_pipe(d);
     let mut stdin = child.stdin.take().unwrap();
-    let reads = |stdin: &mut std::process::ChildStdin, from: usize| {
-        for i in from..from + 100 {
-            let _ = writeln!(
-                stdin,
-                "@r{i}\nGGGCGGCGACCTCGCGGGTTTTCGCTATTTATGAAAATTTTCCGGTTTAAGGCGTTTCCG\n+\n{}",
-                "I".repeat(60)
-            );
-        }
-        let _ = stdin.flush();
-    };
-    reads(&mut stdin, 0);
+    write_reads(&mut stdin, 0, 100);
     // The temporary output exists once the index is open and checked and
     // the reads have started.
     wait_for(d, ".out.sam.tmp.");
     std::fs::File::create(d.join("ref.fa.fmi")).unwrap();
-    reads(&mut stdin, 100);
+    write_reads(&mut stdin, 100, 200);
     drop(stdin);
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
