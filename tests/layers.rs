@@ -63,7 +63,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The top-level module a file belongs to (`sa/cpu.rs` → `sa`); `None` for
+/// The top-level module a file belongs to (`sa/cpu/radix.rs` → `sa`); `None` for
 /// the crate root and the binary (`main.rs`, `cli.rs`).
 fn module_of(file: &Path) -> Option<String> {
     let rel = file.strip_prefix(src()).unwrap();
