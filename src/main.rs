@@ -108,7 +108,7 @@ fn run_index_distributed(a: &IndexArgs, cfg: &IndexConfig, out: &Path) -> Result
     if rank != 0 {
         return Ok(());
     }
-    if a.sa != SaAlgorithm::Auto || a.device != Device::Auto {
+    if a.sa != fmalign::sa::SaAlgorithm::Auto || a.device != fmalign::device::Device::Auto {
         log(
             a.quiet,
             format_args!(
