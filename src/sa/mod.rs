@@ -8,6 +8,7 @@
 //! [`steps::Backend`] and run here on the rayon backend [`cpu::Cpu`]. Every
 //! algorithm returns exactly what libsais returns.
 
+pub mod blockwise;
 pub mod cpu;
 #[cfg(feature = "gpu")]
 pub mod cuda;

@@ -1,0 +1,824 @@
+//! Blockwise suffix sorting in bounded memory (Kärkkäinen 2007, "Fast BWT in
+//! small space by blockwise suffix sorting"; bowtie-build's `--bmax`/`--dcv`).
+//! The first step of issue 20: the algorithm as a library function, not yet
+//! used by `fmalign index`.
+//!
+//! **Method.**
+//!
+//! 1. A *difference cover* `D` of `Z_v` ([`cover`]): every `d` in `0..v` is
+//!    `(a - b) mod v` for some `a, b` in `D`. For any two positions `i, j`
+//!    there is a `k < v` ([`Cover::delta`]) with `i + k` and `j + k` both in
+//!    the sample `{p : p mod v in D}`.
+//! 2. The sampled suffixes are ranked exactly ([`DcSample`]): sorted by their
+//!    first `v` characters, then refined by prefix doubling with steps
+//!    `v, 2v, 4v, ...` (`p + h` is sampled when `p` is) until every rank is
+//!    distinct. Ranks are `u32`, one per sample slot.
+//! 3. Any two suffixes then compare in `O(v)` ([`DcSample::cmp`]): their first
+//!    `delta(i, j)` characters, then the ranks of `i + delta` and `j + delta`.
+//! 4. [`blockwise`] picks splitters (every `r`-th position, sorted with that
+//!    comparison), counts the suffixes between consecutive splitters (one pass
+//!    over the text), groups consecutive pieces into parts of at most
+//!    `max_part` suffixes, and for each part collects its suffixes (one more
+//!    pass), sorts them (rayon) and hands them to the caller in order. A
+//!    piece over `max_part` alone is split again by the same procedure with
+//!    splitters drawn from its own suffixes (at least two, so every
+//!    sub-piece is smaller: this terminates for any `max_part >= 1`).
+//!
+//! The concatenation of the parts is exactly the suffix array libsais and
+//! [`super::naive`] return (the end of the text sorts before every base),
+//! whatever `v`, `max_part` and the number of threads: the splitters are
+//! chosen by global indices over fixed chunks, and each part's order is a
+//! total order.
+//!
+//! **Memory.** The byte text (`n` bytes), the sample ranks (`4 |D| / v`
+//! bytes per base: 0.69 at `v = 64`, 0.33 at `v = 256`, 0.10 at
+//! `v = 4096` with the covers of [`cover`]), the splitters (at most `max(1024, max_part)` positions) and one part
+//! (`max_part` positions, twice while it is being collected). While the
+//! sample is ranked, its order (4 bytes per sampled suffix) and the
+//! (key, slot) pairs of its unsorted groups are live as well.
+//!
+//! **Not done yet.** The text is read a byte per base (not the 2-bit packed
+//! text); the steps are not [`super::steps::Backend`] steps (no GPU);
+//! nothing in `index` calls this yet (BWT, Occ and SSA are to be written per
+//! part); samples of `2^32` slots or more are refused; positions above
+//! `2^32` are tested only through `u64` [`Pos`] on small texts.
+
+use std::cmp::Ordering;
+use std::sync::OnceLock;
+
+use rayon::prelude::*;
+
+use super::Pos;
+use crate::error::{Error, Result};
+
+/// Positions per chunk of a pass over the text. Fixed, so that the splitters
+/// chosen do not depend on the number of threads.
+const CHUNK: usize = 1 << 14;
+
+/// Splitters a split may always draw (more when parts are larger: at most
+/// `max_part`).
+const SPLITTERS_MIN: usize = 1024;
+
+/// Smallest and largest period accepted by [`cover`].
+pub const V_MIN: usize = 4;
+/// See [`V_MIN`].
+pub const V_MAX: usize = 4096;
+
+/// A difference cover of `Z_v` for `v` a power of two from 4 to 4096, sorted,
+/// containing 0. Computed once per `v` (greedy: repeatedly add the residue
+/// that covers the most differences not yet covered, the smallest on ties;
+/// or the square grid `{0..m} ∪ m·{0..v/m}` with `m = 2^ceil(log2(v)/2)`
+/// when that is smaller). Panics for other `v`. Sizes for `v` = 4, 8, ...,
+/// 4096: 3, 4, 5, 7, 11, 15, 21, 31, 44, 66, 99 (`sqrt(1.5 v)`: 2.4 to 78;
+/// Colbourn & Ling's construction, which Kärkkäinen and bowtie use, would
+/// save up to a fifth).
+pub fn cover(v: usize) -> Vec<usize> {
+    assert!(
+        v.is_power_of_two() && (V_MIN..=V_MAX).contains(&v),
+        "difference cover period {v} is not a power of two from {V_MIN} to {V_MAX}"
+    );
+    static CACHE: [OnceLock<Vec<usize>>; 11] = [const { OnceLock::new() }; 11];
+    CACHE[v.trailing_zeros() as usize - 2]
+        .get_or_init(|| {
+            let greedy = greedy_cover(v);
+            let grid = grid_cover(v);
+            if grid.len() < greedy.len() {
+                grid
+            } else {
+                greedy
+            }
+        })
+        .clone()
+}
+
+/// Greedy difference cover of `Z_v`.
+fn greedy_cover(v: usize) -> Vec<usize> {
+    let mask = v - 1;
+    let mut d = vec![0usize];
+    let mut member = vec![false; v];
+    member[0] = true;
+    let mut covered = vec![false; v];
+    covered[0] = true;
+    let mut left = v - 1;
+    // stamp[x] == round: difference x already counted for this candidate.
+    let mut stamp = vec![0usize; v];
+    let mut round = 0;
+    while left > 0 {
+        let mut best = (0, 0);
+        for (c, _) in member.iter().enumerate().skip(1).filter(|&(_, &m)| !m) {
+            round += 1;
+            let mut gain = 0;
+            for &a in &d {
+                for x in [(c + v - a) & mask, (a + v - c) & mask] {
+                    if !covered[x] && stamp[x] != round {
+                        stamp[x] = round;
+                        gain += 1;
+                    }
+                }
+            }
+            if gain > best.0 {
+                best = (gain, c);
+            }
+        }
+        let c = best.1;
+        for &a in &d {
+            for x in [(c + v - a) & mask, (a + v - c) & mask] {
+                if !covered[x] {
+                    covered[x] = true;
+                    left -= 1;
+                }
+            }
+        }
+        d.push(c);
+        member[c] = true;
+    }
+    d.sort_unstable();
+    d
+}
+
+/// The square-grid difference cover: `d = q·m + r` is `(q+1)·m - (m - r)`.
+fn grid_cover(v: usize) -> Vec<usize> {
+    let m = 1usize << v.trailing_zeros().div_ceil(2);
+    let mut d: Vec<usize> = (0..m).chain((0..v / m).map(|q| q * m)).collect();
+    d.sort_unstable();
+    d.dedup();
+    d
+}
+
+/// A difference cover with the tables [`Cover::delta`] needs.
+#[derive(Clone, Debug)]
+pub struct Cover {
+    v: usize,
+    d: Vec<usize>,
+    /// Index in `d` of each residue, `u32::MAX` for residues not in `d`.
+    index: Vec<u32>,
+    /// For each difference `e`, the `a` in `D` with `a + e mod v` in `D`:
+    /// `pairs[start[e]..start[e + 1]]`.
+    start: Vec<u32>,
+    pairs: Vec<u32>,
+}
+
+impl Cover {
+    /// The cover of [`cover`]`(v)`; an error for a `v` it does not accept.
+    pub fn new(v: usize) -> Result<Self> {
+        if !(v.is_power_of_two() && (V_MIN..=V_MAX).contains(&v)) {
+            return Err(Error::SuffixArray(format!(
+                "blockwise: difference cover period {v} is not a power of two from {V_MIN} to {V_MAX}"
+            )));
+        }
+        let d = cover(v);
+        let mut index = vec![u32::MAX; v];
+        for (x, &a) in d.iter().enumerate() {
+            index[a] = x as u32;
+        }
+        let mut start = Vec::with_capacity(v + 1);
+        let mut pairs = Vec::new();
+        for e in 0..v {
+            start.push(pairs.len() as u32);
+            pairs.extend(
+                d.iter()
+                    .filter(|&&a| index[(a + e) % v] != u32::MAX)
+                    .map(|&a| a as u32),
+            );
+        }
+        start.push(pairs.len() as u32);
+        Ok(Cover {
+            v,
+            d,
+            index,
+            start,
+            pairs,
+        })
+    }
+
+    /// The period `v`.
+    pub fn period(&self) -> usize {
+        self.v
+    }
+
+    /// The residues in the cover, sorted.
+    pub fn elements(&self) -> &[usize] {
+        &self.d
+    }
+
+    /// The smallest `k < v` with `(i + k) mod v` and `(j + k) mod v` both in
+    /// the cover.
+    #[inline]
+    pub fn delta(&self, i: usize, j: usize) -> usize {
+        let mask = self.v - 1;
+        let (ri, rj) = (i & mask, j & mask);
+        let e = (rj + self.v - ri) & mask;
+        let (s, t) = (self.start[e] as usize, self.start[e + 1] as usize);
+        self.pairs[s..t]
+            .iter()
+            .map(|&a| (a as usize + self.v - ri) & mask)
+            .min()
+            .expect("a difference cover covers every difference")
+    }
+}
+
+/// One group refined by a doubling round: the new (slot, rank) pairs and the
+/// groups still unsorted.
+type Refined = (Vec<(u32, u32)>, Vec<(usize, usize)>);
+
+/// The exact ranks of the suffixes at the positions `p < n` with
+/// `p mod v` in the difference cover, and the comparison of any two suffixes
+/// they allow ([`DcSample::cmp`]).
+#[derive(Clone, Debug)]
+pub struct DcSample {
+    cover: Cover,
+    n: usize,
+    /// Rank (1-based, all distinct) of the sampled suffix in each slot
+    /// `(p / v) * |D| + index of (p mod v) in D`; 0 in slots at or past `n`.
+    rank: Vec<u32>,
+}
+
+impl DcSample {
+    /// Ranks the sample of `text` (codes 0..=3) for period `v`, in a pool of
+    /// `threads` workers.
+    pub fn new(text: &[u8], v: usize, threads: usize) -> Result<Self> {
+        let pool = crate::thread_pool(threads)?;
+        pool.install(|| Self::build(text, v))
+    }
+
+    /// [`DcSample::new`] in the current rayon pool.
+    fn build(text: &[u8], v: usize) -> Result<Self> {
+        let cover = Cover::new(v)?;
+        let n = text.len();
+        let k = cover.d.len();
+        let slots = n.div_ceil(v) * k;
+        if slots >= u32::MAX as usize {
+            return Err(Error::SuffixArray(format!(
+                "blockwise: {slots} sample slots for {n} bases at period {v}; \
+                 at most 2^32 - 2 are supported (a larger period samples fewer)"
+            )));
+        }
+        let d = &cover.d;
+        let pos = |s: u32| (s as usize / k) * v + d[s as usize % k];
+        let prefix = |p: usize| &text[p..(p + v).min(n)];
+        let mut order: Vec<u32> = (0..slots as u32)
+            .into_par_iter()
+            .filter(|&s| pos(s) < n)
+            .collect();
+        order.par_sort_unstable_by(|&a, &b| prefix(pos(a)).cmp(prefix(pos(b))));
+        let m = order.len();
+        let mut rank = vec![0u32; slots];
+        // Unsorted groups: runs of `order` whose suffixes share the first h
+        // characters (all at least h long). Ranks are 1 + the start of the
+        // group in `order`.
+        let mut groups: Vec<(usize, usize)> = Vec::new();
+        let mut start = 0;
+        for x in 1..=m {
+            let tie = x < m && {
+                let (a, b) = (pos(order[x - 1]), pos(order[x]));
+                a + v <= n && b + v <= n && prefix(a) == prefix(b)
+            };
+            if !tie {
+                for &s in &order[start..x] {
+                    rank[s as usize] = start as u32 + 1;
+                }
+                if x - start > 1 {
+                    groups.push((start, x));
+                }
+                start = x;
+            }
+        }
+        let mut h = v;
+        while !groups.is_empty() {
+            // Slot of p + h for the slot of p: the same residue, h / v blocks on.
+            let shift = (h / v) * k;
+            let rank_ref = &rank;
+            let key = |s: u32| {
+                if pos(s) + h >= n {
+                    0
+                } else {
+                    rank_ref[s as usize + shift]
+                }
+            };
+            // The groups as disjoint mutable slices of `order`.
+            let mut slices: Vec<(usize, &mut [u32])> = Vec::with_capacity(groups.len());
+            let mut rest: &mut [u32] = &mut order;
+            let mut at = 0;
+            for &(a, b) in &groups {
+                let (_, tail) = rest.split_at_mut(a - at);
+                let (g, tail) = tail.split_at_mut(b - a);
+                slices.push((a, g));
+                rest = tail;
+                at = b;
+            }
+            let done: Vec<Refined> = slices
+                .into_par_iter()
+                .map(|(a, g)| {
+                    let mut keyed: Vec<(u32, u32)> = g.iter().map(|&s| (key(s), s)).collect();
+                    keyed.sort_unstable();
+                    let mut updates = Vec::with_capacity(keyed.len());
+                    let mut sub = Vec::new();
+                    let mut first = 0;
+                    for x in 0..keyed.len() {
+                        g[x] = keyed[x].1;
+                        if keyed[x].0 != keyed[first].0 {
+                            if x - first > 1 {
+                                sub.push((a + first, a + x));
+                            }
+                            first = x;
+                        }
+                        updates.push((keyed[x].1, (a + first) as u32 + 1));
+                    }
+                    if keyed.len() - first > 1 {
+                        sub.push((a + first, a + keyed.len()));
+                    }
+                    (updates, sub)
+                })
+                .collect();
+            groups = Vec::new();
+            for (updates, sub) in done {
+                for (s, r) in updates {
+                    rank[s as usize] = r;
+                }
+                groups.extend(sub);
+            }
+            h *= 2;
+        }
+        Ok(DcSample { cover, n, rank })
+    }
+
+    /// The difference cover.
+    pub fn cover(&self) -> &Cover {
+        &self.cover
+    }
+
+    /// Bytes held by the ranks.
+    pub fn bytes(&self) -> usize {
+        self.rank.len() * 4
+    }
+
+    /// Rank of the sampled suffix at `p` (`p mod v` in the cover); 0 (least)
+    /// for `p >= n`, the empty suffix.
+    #[inline]
+    fn rank_at(&self, p: usize) -> u32 {
+        if p >= self.n {
+            return 0;
+        }
+        let v = self.cover.v;
+        let slot = (p / v) * self.cover.d.len() + self.cover.index[p & (v - 1)] as usize;
+        self.rank[slot]
+    }
+
+    /// The order of the suffixes of `text` (the text this sample was built
+    /// from) at `i` and `j`; `Equal` only for `i == j`. The end of the text
+    /// sorts before every base.
+    #[inline]
+    pub fn cmp(&self, text: &[u8], i: usize, j: usize) -> Ordering {
+        debug_assert_eq!(text.len(), self.n);
+        if i == j {
+            return Ordering::Equal;
+        }
+        let k = self.cover.delta(i, j);
+        let n = self.n;
+        // Equal slices have equal lengths; for i != j that means both
+        // suffixes are at least k long, so i + k and j + k are at most n.
+        text[i..(i + k).min(n)]
+            .cmp(&text[j..(j + k).min(n)])
+            .then_with(|| self.rank_at(i + k).cmp(&self.rank_at(j + k)))
+    }
+}
+
+/// The suffixes `x` with `lo < x <= hi` in suffix order (`None`: unbounded),
+/// of which there are `count`.
+#[derive(Clone, Copy, Debug)]
+struct Range {
+    lo: Option<usize>,
+    hi: Option<usize>,
+    count: usize,
+}
+
+impl Range {
+    #[inline]
+    fn holds(&self, s: &DcSample, text: &[u8], x: usize) -> bool {
+        self.lo.is_none_or(|l| s.cmp(text, l, x) == Ordering::Less)
+            && self
+                .hi
+                .is_none_or(|h| s.cmp(text, x, h) != Ordering::Greater)
+    }
+}
+
+/// The suffix array of `text` (codes 0..=3, no sentinel), handed to `emit` in
+/// parts of at most `max_part` positions, in order: their concatenation is
+/// exactly [`super::libsais`]'s array. The difference cover has period `v`
+/// (a power of two from 4 to 4096); larger `v` means smaller sample ranks
+/// and slower comparisons. Runs in a pool of `threads` workers; the parts do
+/// not depend on `threads`. See the module documentation for the method and
+/// its memory.
+pub fn blockwise<P: Pos>(
+    text: &[u8],
+    v: usize,
+    max_part: usize,
+    threads: usize,
+    emit: &mut dyn FnMut(&[P]) -> Result<()>,
+) -> Result<()> {
+    blockwise_drawing(text, v, max_part, threads, SPLITTERS_MIN, emit)
+}
+
+/// [`blockwise`] where a split draws up to `max(min_splitters, max_part)`
+/// splitters (tests draw few, to split pieces again).
+fn blockwise_drawing<P: Pos>(
+    text: &[u8],
+    v: usize,
+    max_part: usize,
+    threads: usize,
+    min_splitters: usize,
+    emit: &mut dyn FnMut(&[P]) -> Result<()>,
+) -> Result<()> {
+    if max_part == 0 {
+        return Err(Error::SuffixArray(
+            "blockwise: the part size must be at least 1".into(),
+        ));
+    }
+    let n = text.len();
+    if P::BYTES == 4 && n > 1usize << 32 {
+        return Err(Error::SuffixArray(format!(
+            "blockwise: {n} bases need 64-bit positions"
+        )));
+    }
+    let pool = crate::thread_pool(threads)?;
+    let sample = pool.install(|| DcSample::build(text, v))?;
+    if n == 0 {
+        return Ok(());
+    }
+    // Ranges still to emit, the next on top.
+    let mut stack = vec![Range {
+        lo: None,
+        hi: None,
+        count: n,
+    }];
+    while let Some(range) = stack.pop() {
+        if range.count == 0 {
+            continue;
+        }
+        if range.count == 1
+            && let Some(hi) = range.hi
+        {
+            // `hi` is a splitter drawn from the enclosing range and above
+            // `lo`: the one suffix of the range.
+            emit(&[P::from_u64(hi as u64)])?;
+            continue;
+        }
+        if range.count <= max_part {
+            let part: Vec<P> = pool.install(|| sorted_part(&sample, text, &range));
+            if part.len() != range.count {
+                return Err(Error::SuffixArray(format!(
+                    "blockwise: a part of {} suffixes was counted as {} (a bug)",
+                    part.len(),
+                    range.count
+                )));
+            }
+            emit(&part)?;
+            continue;
+        }
+        let pieces = pool.install(|| split(&sample, text, &range, max_part, min_splitters));
+        // Consecutive pieces grouped into parts of at most max_part; a piece
+        // over max_part alone (split again when popped).
+        let mut parts: Vec<Range> = Vec::new();
+        for piece in pieces {
+            match parts.last_mut() {
+                Some(last) if last.count + piece.count <= max_part => {
+                    last.hi = piece.hi;
+                    last.count += piece.count;
+                }
+                _ => parts.push(piece),
+            }
+        }
+        stack.extend(parts.into_iter().rev());
+    }
+    Ok(())
+}
+
+/// The chunks of `0..n`.
+fn chunks(n: usize) -> impl IndexedParallelIterator<Item = std::ops::Range<usize>> {
+    (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(move |c| c * CHUNK..((c + 1) * CHUNK).min(n))
+}
+
+/// The suffixes of `range`, sorted.
+fn sorted_part<P: Pos>(s: &DcSample, text: &[u8], range: &Range) -> Vec<P> {
+    let pieces: Vec<Vec<P>> = chunks(text.len())
+        .map(|c| {
+            c.filter(|&x| range.holds(s, text, x))
+                .map(|x| P::from_u64(x as u64))
+                .collect()
+        })
+        .collect();
+    let mut part: Vec<P> = Vec::with_capacity(range.count);
+    for p in pieces {
+        part.extend_from_slice(&p);
+    }
+    part.par_sort_unstable_by(|a, b| s.cmp(text, a.to_u64() as usize, b.to_u64() as usize));
+    part
+}
+
+/// Splits `range` (more than `max_part >= 1` suffixes) into consecutive
+/// pieces, each with fewer suffixes than `range`, with their counts.
+fn split(
+    s: &DcSample,
+    text: &[u8],
+    range: &Range,
+    max_part: usize,
+    min_splitters: usize,
+) -> Vec<Range> {
+    let n = text.len();
+    let count = range.count;
+    // Splitters: the members with global index g (in text order) where
+    // g % stride == stride - 1; there are count / stride >= wanted >= 2 of
+    // them, so every piece misses at least one member.
+    let wanted = (8 * count / max_part)
+        .clamp(2, max_part.max(min_splitters).max(2))
+        .min(count);
+    let stride = (count / wanted).max(1);
+    let per_chunk: Vec<usize> = if range.lo.is_none() && range.hi.is_none() {
+        chunks(n).map(|c| c.len()).collect()
+    } else {
+        chunks(n)
+            .map(|c| c.filter(|&x| range.holds(s, text, x)).count())
+            .collect()
+    };
+    let mut before = Vec::with_capacity(per_chunk.len());
+    let mut total = 0;
+    for c in &per_chunk {
+        before.push(total);
+        total += c;
+    }
+    debug_assert_eq!(total, count);
+    let picked: Vec<Vec<usize>> = chunks(n)
+        .zip(before)
+        .map(|(c, first)| {
+            c.filter(|&x| range.holds(s, text, x))
+                .enumerate()
+                .filter(|&(g, _)| (first + g) % stride == stride - 1)
+                .map(|(_, x)| x)
+                .collect()
+        })
+        .collect();
+    let mut splitters: Vec<usize> = picked.into_iter().flatten().collect();
+    debug_assert!(splitters.len() >= 2);
+    splitters.par_sort_unstable_by(|&a, &b| s.cmp(text, a, b));
+    // Piece t: (splitters[t - 1], splitters[t]], bounded by the range.
+    let counts = chunks(n)
+        .map(|c| {
+            let mut counts = vec![0usize; splitters.len() + 1];
+            for x in c.filter(|&x| range.holds(s, text, x)) {
+                counts[splitters.partition_point(|&p| s.cmp(text, p, x) == Ordering::Less)] += 1;
+            }
+            counts
+        })
+        .reduce(
+            || vec![0usize; splitters.len() + 1],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                a
+            },
+        );
+    (0..=splitters.len())
+        .map(|t| Range {
+            lo: if t == 0 {
+                range.lo
+            } else {
+                Some(splitters[t - 1])
+            },
+            hi: if t == splitters.len() {
+                range.hi
+            } else {
+                Some(splitters[t])
+            },
+            count: counts[t],
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sa::naive;
+    use proptest::prelude::*;
+
+    #[test]
+    fn covers_cover_every_difference_and_are_small() {
+        let mut v = V_MIN;
+        while v <= V_MAX {
+            let d = cover(v);
+            assert_eq!(d[0], 0);
+            let mut seen = vec![false; v];
+            for &a in &d {
+                for &b in &d {
+                    seen[(a + v - b) % v] = true;
+                }
+            }
+            assert!(seen.iter().all(|&x| x), "v = {v}: {d:?}");
+            // |D| >= sqrt(v) for any cover; ours within 1.6 sqrt(1.5 v) + 2.
+            let bound = 1.6 * (1.5 * v as f64).sqrt() + 2.0;
+            assert!((d.len() as f64) <= bound, "v = {v}: |D| = {}", d.len());
+            assert!(d.len() * d.len() >= v);
+            v *= 2;
+        }
+    }
+
+    #[test]
+    fn delta_is_the_smallest_shift() {
+        for v in [4, 8, 16, 32, 64, 4096] {
+            let c = Cover::new(v).unwrap();
+            let mut member = vec![false; v];
+            c.elements().iter().for_each(|&a| member[a] = true);
+            let inside = |r: usize| member[r % v];
+            let step = if v > 64 { 37 } else { 1 };
+            for i in (0..2 * v).step_by(step) {
+                for j in (0..2 * v).step_by(step) {
+                    let want = (0..v).find(|&k| inside(i + k) && inside(j + k)).unwrap();
+                    assert_eq!(c.delta(i, j), want, "v {v} i {i} j {j}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bad_parameters_are_errors() {
+        assert!(Cover::new(3).is_err());
+        assert!(Cover::new(8192).is_err());
+        assert!(Cover::new(48).is_err());
+        let r = blockwise::<u32>(&[0, 1], 8, 0, 1, &mut |_| Ok(()));
+        assert!(r.is_err());
+    }
+
+    /// Ranks follow the suffix order of the sampled positions; `cmp` agrees
+    /// with the brute-force order on every pair.
+    fn check_sample(text: &[u8], v: usize) {
+        let s = DcSample::new(text, v, 2).unwrap();
+        let sa = naive(text);
+        let mut isa = vec![0usize; text.len()];
+        for (r, &p) in sa.iter().enumerate() {
+            isa[p as usize] = r;
+        }
+        let sampled: Vec<usize> = sa
+            .iter()
+            .map(|&p| p as usize)
+            .filter(|&p| s.cover.elements().contains(&(p % v)))
+            .collect();
+        let ranks: Vec<u32> = sampled.iter().map(|&p| s.rank_at(p)).collect();
+        assert!(ranks.windows(2).all(|w| w[0] < w[1]), "v {v} {text:?}");
+        for i in 0..text.len() {
+            for j in 0..text.len() {
+                assert_eq!(s.cmp(text, i, j), isa[i].cmp(&isa[j]), "v {v} {i} {j}");
+            }
+        }
+    }
+
+    fn parts<P: Pos>(text: &[u8], v: usize, max_part: usize, threads: usize) -> Vec<Vec<u64>> {
+        parts_drawing::<P>(text, v, max_part, threads, SPLITTERS_MIN)
+    }
+
+    fn parts_drawing<P: Pos>(
+        text: &[u8],
+        v: usize,
+        max_part: usize,
+        threads: usize,
+        min_splitters: usize,
+    ) -> Vec<Vec<u64>> {
+        let mut out = Vec::new();
+        blockwise_drawing::<P>(text, v, max_part, threads, min_splitters, &mut |p| {
+            assert!(!p.is_empty() && p.len() <= max_part);
+            out.push(p.iter().map(|x| x.to_u64()).collect());
+            Ok(())
+        })
+        .unwrap();
+        out
+    }
+
+    fn check(text: &[u8], v: usize, max_part: usize) {
+        let want = naive(text);
+        let got = parts::<u32>(text, v, max_part, 2);
+        assert_eq!(got.concat(), want, "v {v} part {max_part} {text:?}");
+        let wide = parts::<u64>(text, v, max_part, 1);
+        assert_eq!(wide, got, "u64, 1 thread: v {v} part {max_part}");
+    }
+
+    fn xorshift(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+        #[test]
+        fn blockwise_equals_brute_force(text in proptest::collection::vec(0u8..4, 0..600), sigma in 1u8..=4) {
+            let text: Vec<u8> = text.into_iter().map(|c| c % sigma).collect();
+            let n = text.len().max(1);
+            for v in [4, 8, 64] {
+                for max_part in [1, 2, 7, n] {
+                    check(&text, v, max_part);
+                }
+            }
+        }
+
+        #[test]
+        fn sample_order_and_comparison(text in proptest::collection::vec(0u8..4, 0..120), sigma in 1u8..=4) {
+            let text: Vec<u8> = text.into_iter().map(|c| c % sigma).collect();
+            for v in [4, 8, 64] {
+                check_sample(&text, v);
+            }
+        }
+    }
+
+    fn hard_texts() -> Vec<Vec<u8>> {
+        let mut texts: Vec<Vec<u8>> = vec![vec![], vec![0], vec![3], vec![2, 2]];
+        for len in [1, 2, 3, 5, 63, 64, 65, 129, 300] {
+            texts.push(vec![0; len]);
+        }
+        let mut seed = 99u64;
+        for period in [2, 3, 7, 13] {
+            let unit: Vec<u8> = (0..period)
+                .map(|_| (xorshift(&mut seed) % 4) as u8)
+                .collect();
+            for copies in [1, 10, 60] {
+                texts.push(unit.iter().copied().cycle().take(period * copies).collect());
+            }
+        }
+        // Fibonacci words.
+        let (mut a, mut b) = (vec![0u8], vec![0u8, 1]);
+        while b.len() < 400 {
+            let next = [b.clone(), a].concat();
+            a = b;
+            b = next;
+            texts.push(b.clone());
+        }
+        // A long repeat with a mutation, shorter than v and longer.
+        let unit: Vec<u8> = (0..150).map(|_| (xorshift(&mut seed) % 4) as u8).collect();
+        let mut t = [unit.clone(), unit.clone(), unit].concat();
+        t[200] ^= 1;
+        texts.push(t);
+        texts
+    }
+
+    #[test]
+    fn hard_texts_all_parameters() {
+        for text in hard_texts() {
+            let n = text.len().max(1);
+            for v in [4, 8, 64, 256] {
+                for max_part in [1, 2, 7, n / 3 + 1, n] {
+                    check(&text, v, max_part);
+                }
+            }
+            if text.len() <= 150 {
+                check_sample(&text, 4);
+                check_sample(&text, 64);
+            }
+        }
+    }
+
+    /// Few splitters per split: pieces over `max_part` are split again.
+    #[test]
+    fn pieces_split_again() {
+        let mut seed = 5u64;
+        let mut texts = hard_texts();
+        for (len, sigma) in [(300, 4), (500, 2), (257, 1), (400, 3)] {
+            texts.push(
+                (0..len)
+                    .map(|_| (xorshift(&mut seed) % sigma) as u8)
+                    .collect(),
+            );
+        }
+        for text in texts {
+            let want = naive(&text);
+            for v in [4, 64] {
+                for max_part in [1, 2, 7, 40] {
+                    let one = parts_drawing::<u32>(&text, v, max_part, 1, 2);
+                    assert_eq!(one.concat(), want, "v {v} part {max_part} {text:?}");
+                    let two = parts_drawing::<u64>(&text, v, max_part, 3, 3);
+                    assert_eq!(two.concat(), want, "u64 v {v} part {max_part}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn parts_do_not_depend_on_threads() {
+        let mut seed = 7u64;
+        let mut text: Vec<u8> = (0..50_000)
+            .map(|_| (xorshift(&mut seed) % 4) as u8)
+            .collect();
+        // A few long repeats.
+        let copy = text[1000..6000].to_vec();
+        text[20_000..25_000].copy_from_slice(&copy);
+        text[40_000..45_000].copy_from_slice(&copy);
+        let want: Vec<u64> = crate::sa::libsais::<u64>(&text, 1)
+            .unwrap()
+            .as_slice()
+            .to_vec();
+        for (v, max_part) in [(8, 20_000), (64, 3_000), (256, 777)] {
+            let one = parts::<u32>(&text, v, max_part, 1);
+            let three = parts::<u32>(&text, v, max_part, 3);
+            assert_eq!(one, three, "v {v} part {max_part}");
+            assert_eq!(one.concat(), want, "v {v} part {max_part}");
+        }
+    }
+}
