@@ -122,6 +122,142 @@ pub fn md5_hex(md5: &[u8; 16]) -> String {
     md5.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// A text of codes 0..=3 packed 32 bases to a `u64` word, base `i` in bits
+/// `2*(i%32)` of word `i/32`: on a little-endian machine its bytes are the
+/// PAC section ([`PackedText::pac`], the same bytes as [`pack`]). A quarter
+/// of a byte per base, for the builds that must fit a memory limit. Bases
+/// past the end read as 0 (one zero word is kept after the last), so that
+/// [`PackedText::word_at`] can read 32 bases anywhere.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PackedText {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl PackedText {
+    /// An empty text with room for `bases` bases.
+    pub fn with_capacity(bases: usize) -> Self {
+        let mut words = Vec::with_capacity(bases / 32 + 2);
+        words.push(0);
+        PackedText { words, len: 0 }
+    }
+
+    /// Packs codes 0..=3 (in parallel).
+    pub fn from_codes(codes: &[u8]) -> Self {
+        let mut words: Vec<u64> = codes
+            .par_chunks(32)
+            .map(|c| {
+                c.iter()
+                    .enumerate()
+                    .fold(0u64, |w, (k, &b)| w | (u64::from(b & 3) << (2 * k)))
+            })
+            .collect();
+        words.push(0);
+        PackedText {
+            words,
+            len: codes.len(),
+        }
+    }
+
+    /// Appends a code 0..=3.
+    #[inline]
+    pub fn push(&mut self, c: u8) {
+        debug_assert!(c < 4);
+        let w = self.len / 32;
+        if w + 1 == self.words.len() {
+            self.words.push(0);
+        }
+        self.words[w] |= u64::from(c & 3) << (2 * (self.len % 32));
+        self.len += 1;
+    }
+
+    /// Number of bases.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no bases.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Base `i` (0 past the end).
+    #[inline]
+    pub fn get(&self, i: usize) -> u8 {
+        ((self.words.get(i / 32).copied().unwrap_or(0) >> (2 * (i % 32))) & 3) as u8
+    }
+
+    /// The 32 bases from `i`, base `i` in the low bits; bases past the end
+    /// are 0. `i` may be at most `len`.
+    #[inline]
+    pub fn word_at(&self, i: usize) -> u64 {
+        debug_assert!(i <= self.len);
+        let (q, r) = (i / 32, 2 * (i % 32));
+        let lo = self.words[q] >> r;
+        if r == 0 {
+            lo
+        } else {
+            lo | (self.words[q + 1] << (64 - r))
+        }
+    }
+
+    /// The PAC section: `ceil(len / 4)` bytes, base `i` in bits `2*(i%4)`
+    /// of byte `i/4`.
+    pub fn pac(&self) -> &[u8] {
+        #[cfg(target_endian = "big")]
+        compile_error!("PackedText::pac assumes a little-endian machine");
+        &bytemuck::cast_slice(&self.words)[..self.len.div_ceil(4)]
+    }
+
+    /// The codes, one byte per base (in parallel).
+    pub fn to_codes(&self) -> Vec<u8> {
+        let mut out = vec![0u8; self.len];
+        out.par_chunks_mut(32).enumerate().for_each(|(w, c)| {
+            let word = self.words[w];
+            for (k, b) in c.iter_mut().enumerate() {
+                *b = ((word >> (2 * k)) & 3) as u8;
+            }
+        });
+        out
+    }
+
+    /// Reverses the text in place (the mirror index is built over the
+    /// reversed text): no second copy.
+    pub fn reverse(&mut self) {
+        let used = self.len.div_ceil(32);
+        if used == 0 {
+            return;
+        }
+        let words = &mut self.words[..used];
+        words.reverse();
+        for w in words.iter_mut() {
+            *w = reverse_fields(*w);
+        }
+        // The text now ends at the top of the last word: shift it down by
+        // the unused fields.
+        let s = 2 * (used * 32 - self.len);
+        if s > 0 {
+            for k in 0..used {
+                let next = if k + 1 < used { words[k + 1] } else { 0 };
+                words[k] = (words[k] >> s) | (next << (64 - s));
+            }
+        }
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.words.capacity() * 8
+    }
+}
+
+/// The 32 two-bit fields of `w` in reverse order (field 0 ↔ field 31).
+#[inline]
+pub fn reverse_fields(w: u64) -> u64 {
+    let x = w.reverse_bits();
+    ((x >> 1) & 0x5555_5555_5555_5555) | ((x & 0x5555_5555_5555_5555) << 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,5 +307,40 @@ mod tests {
         d[0] = 0xab;
         d[15] = 0x01;
         assert_eq!(md5_hex(&d), "ab000000000000000000000000000001");
+    }
+
+    #[test]
+    fn packed_text_agrees_with_codes() {
+        for n in [0usize, 1, 31, 32, 33, 63, 64, 65, 100, 1000] {
+            let codes: Vec<u8> = (0..n).map(|i| ((i * 7 + i / 3) % 4) as u8).collect();
+            let mut pushed = PackedText::with_capacity(0);
+            codes.iter().for_each(|&c| pushed.push(c));
+            let t = PackedText::from_codes(&codes);
+            assert_eq!(t, pushed, "n = {n}");
+            assert_eq!(t.len(), n);
+            assert_eq!(t.to_codes(), codes);
+            assert_eq!(t.pac(), pack(&codes).as_slice());
+            for i in 0..=n {
+                let w = t.word_at(i);
+                for k in 0..32 {
+                    let want = codes.get(i + k).copied().unwrap_or(0);
+                    assert_eq!((w >> (2 * k)) & 3, want as u64, "n = {n}, i = {i}, k = {k}");
+                }
+            }
+            let mut r = t.clone();
+            r.reverse();
+            let mut rev = codes.clone();
+            rev.reverse();
+            assert_eq!(r, PackedText::from_codes(&rev), "reversed, n = {n}");
+        }
+    }
+
+    #[test]
+    fn fields_reverse() {
+        let w = 0x1234_5678_9abc_def0u64;
+        let r = reverse_fields(w);
+        for k in 0..32 {
+            assert_eq!((r >> (2 * k)) & 3, (w >> (2 * (31 - k))) & 3);
+        }
     }
 }
