@@ -49,6 +49,7 @@ use std::sync::OnceLock;
 use rayon::prelude::*;
 
 use super::Pos;
+use crate::dna::PackedText;
 use crate::error::{Error, Result};
 
 /// Positions per chunk of a pass over the text. Fixed, so that the splitters
@@ -221,6 +222,43 @@ impl Cover {
 /// groups still unsorted.
 type Refined = (Vec<(u32, u32)>, Vec<(usize, usize)>);
 
+/// Bits `0..2k` of a word: its first `k` bases.
+#[inline]
+fn first_bases(k: usize) -> u64 {
+    if k >= 32 { u64::MAX } else { (1u64 << (2 * k)) - 1 }
+}
+
+/// The order of two runs of 32 bases read by [`PackedText::word_at`]: the
+/// first base that differs decides (the lowest differing field).
+#[inline]
+fn cmp_words(a: u64, b: u64) -> Ordering {
+    let d = a ^ b;
+    if d == 0 {
+        return Ordering::Equal;
+    }
+    let t = d.trailing_zeros() & !1;
+    ((a >> t) & 3).cmp(&((b >> t) & 3))
+}
+
+/// `text[i..min(i + k, n)]` against `text[j..min(j + k, n)]`, 32 bases at a
+/// time; a proper prefix sorts first.
+#[inline]
+fn cmp_prefix(text: &PackedText, i: usize, j: usize, k: usize) -> Ordering {
+    let n = text.len();
+    let (li, lj) = (k.min(n - i), k.min(n - j));
+    let l = li.min(lj);
+    let mut o = 0;
+    while o < l {
+        let m = first_bases(l - o);
+        let (a, b) = (text.word_at(i + o) & m, text.word_at(j + o) & m);
+        if a != b {
+            return cmp_words(a, b);
+        }
+        o += 32;
+    }
+    li.cmp(&lj)
+}
+
 /// The exact ranks of the suffixes at the positions `p < n` with
 /// `p mod v` in the difference cover, and the comparison of any two suffixes
 /// they allow ([`DcSample::cmp`]).
@@ -233,16 +271,16 @@ pub struct DcSample {
     rank: Vec<u32>,
 }
 
-impl DcSample {
-    /// Ranks the sample of `text` (codes 0..=3) for period `v`, in a pool of
-    /// `threads` workers.
-    pub fn new(text: &[u8], v: usize, threads: usize) -> Result<Self> {
-        let pool = crate::thread_pool(threads)?;
-        pool.install(|| Self::build(text, v))
-    }
+/// Bytes of the sample ranks of a text of `n` bases at period `v`.
+pub fn sample_bytes(n: u64, v: usize) -> u64 {
+    n.div_ceil(v as u64) * cover(v).len() as u64 * 4
+}
 
-    /// [`DcSample::new`] in the current rayon pool.
-    fn build(text: &[u8], v: usize) -> Result<Self> {
+impl DcSample {
+    /// Ranks the sample of `text` for period `v` in the current rayon pool.
+    /// Besides the ranks, the sampled positions (4 bytes each: as many
+    /// bytes again as the ranks) are live while they are sorted.
+    pub fn new(text: &PackedText, v: usize) -> Result<Self> {
         let cover = Cover::new(v)?;
         let n = text.len();
         let k = cover.d.len();
@@ -255,23 +293,30 @@ impl DcSample {
         }
         let d = &cover.d;
         let pos = |s: u32| (s as usize / k) * v + d[s as usize % k];
-        let prefix = |p: usize| &text[p..(p + v).min(n)];
+        // The sampled slots in order of their first v bases: by bucket (the
+        // first few bases) in place, then each bucket on its own.
         let mut order: Vec<u32> = (0..slots as u32)
             .into_par_iter()
             .filter(|&s| pos(s) < n)
             .collect();
-        order.par_sort_unstable_by(|&a, &b| prefix(pos(a)).cmp(prefix(pos(b))));
+        let buckets = Buckets::new(text, |p| cover.index[p & (v - 1)] != u32::MAX);
+        let counts = buckets.counts.iter().map(|&c| c as usize).collect::<Vec<_>>();
+        flag_sort(&mut order, &counts, |s| buckets.of(text, pos(s)));
+        sort_buckets(&mut order, &counts, |&a, &b| {
+            cmp_prefix(text, pos(a), pos(b), v)
+        });
+        drop(counts);
         let m = order.len();
         let mut rank = vec![0u32; slots];
         // Unsorted groups: runs of `order` whose suffixes share the first h
-        // characters (all at least h long). Ranks are 1 + the start of the
-        // group in `order`.
+        // bases (all at least h long). Ranks are 1 + the start of the group
+        // in `order`.
         let mut groups: Vec<(usize, usize)> = Vec::new();
         let mut start = 0;
         for x in 1..=m {
             let tie = x < m && {
                 let (a, b) = (pos(order[x - 1]), pos(order[x]));
-                a + v <= n && b + v <= n && prefix(a) == prefix(b)
+                a + v <= n && b + v <= n && cmp_prefix(text, a, b, v) == Ordering::Equal
             };
             if !tie {
                 for &s in &order[start..x] {
@@ -368,25 +413,164 @@ impl DcSample {
     /// from) at `i` and `j`; `Equal` only for `i == j`. The end of the text
     /// sorts before every base.
     #[inline]
-    pub fn cmp(&self, text: &[u8], i: usize, j: usize) -> Ordering {
+    pub fn cmp(&self, text: &PackedText, i: usize, j: usize) -> Ordering {
         debug_assert_eq!(text.len(), self.n);
         if i == j {
             return Ordering::Equal;
         }
         let k = self.cover.delta(i, j);
-        let n = self.n;
-        // Equal slices have equal lengths; for i != j that means both
+        // Equal prefixes have equal lengths; for i != j that means both
         // suffixes are at least k long, so i + k and j + k are at most n.
-        text[i..(i + k).min(n)]
-            .cmp(&text[j..(j + k).min(n)])
-            .then_with(|| self.rank_at(i + k).cmp(&self.rank_at(j + k)))
+        cmp_prefix(text, i, j, k).then_with(|| self.rank_at(i + k).cmp(&self.rank_at(j + k)))
+    }
+
+    /// [`DcSample::cmp`], deciding on the first 32 bases when they differ
+    /// (most pairs) without reading the ranks.
+    #[inline]
+    fn cmp_fast(&self, text: &PackedText, i: usize, j: usize) -> Ordering {
+        // Past the end a word reads 0; a strict difference is still the
+        // suffix order (a suffix that ends first is smaller, and a base of
+        // the longer one that is not 0 is where the words differ).
+        let (a, b) = (text.word_at(i), text.word_at(j));
+        if a != b {
+            cmp_words(a, b)
+        } else {
+            self.cmp(text, i, j)
+        }
     }
 }
 
-/// The suffixes `x` with `lo < x <= hi` in suffix order (`None`: unbounded),
-/// of which there are `count`.
-#[derive(Clone, Copy, Debug)]
+/// Suffixes grouped by their first `k` bases (`4^k` buckets, bases past the
+/// end read as A, so a bucket's suffixes all sort after every smaller
+/// bucket's): the first split of the suffixes, counted in one pass.
+struct Buckets {
+    k: usize,
+    /// Suffixes (of those counted) per bucket.
+    counts: Vec<u64>,
+}
+
+/// Most bases in a bucket key (`4^11` buckets: 32 MiB of counts).
+const BUCKET_BASES_MAX: usize = 11;
+
+impl Buckets {
+    /// Counts the positions `p` with `keep(p)` per bucket; `k` grows with
+    /// the text (about 32 positions per bucket) up to [`BUCKET_BASES_MAX`].
+    fn new(text: &PackedText, keep: impl Fn(usize) -> bool + Sync) -> Self {
+        let n = text.len();
+        let mut k = 1;
+        while k < BUCKET_BASES_MAX && (1usize << (2 * k)) * 32 < n {
+            k += 1;
+        }
+        let b = 1usize << (2 * k);
+        // A few stripes, each with its own counts (u32: a stripe is at most
+        // 2^31 positions).
+        let stripes = rayon::current_num_threads()
+            .clamp(1, 4)
+            .max(n.div_ceil(1 << 31));
+        let len = n.div_ceil(stripes).max(1);
+        let me = Buckets {
+            k,
+            counts: Vec::new(),
+        };
+        let partial: Vec<Vec<u32>> = (0..stripes)
+            .into_par_iter()
+            .map(|s| {
+                let mut c = vec![0u32; b];
+                for p in (s * len..((s + 1) * len).min(n)).filter(|&p| keep(p)) {
+                    c[me.of(text, p)] += 1;
+                }
+                c
+            })
+            .collect();
+        let mut counts = vec![0u64; b];
+        for c in partial {
+            counts.iter_mut().zip(c).for_each(|(t, x)| *t += x as u64);
+        }
+        Buckets { k, counts }
+    }
+
+    /// The bucket of the suffix at `p`.
+    #[inline]
+    fn of(&self, text: &PackedText, p: usize) -> usize {
+        (crate::dna::reverse_fields(text.word_at(p)) >> (64 - 2 * self.k)) as usize
+    }
+}
+
+/// Orders `items` by bucket in place (American flag sort): `counts[b]` items
+/// have `bucket(item) == b`, and `counts` sums to `items.len()`.
+fn flag_sort<T: Copy>(items: &mut [T], counts: &[usize], bucket: impl Fn(T) -> usize) {
+    if counts.len() <= 1 {
+        return;
+    }
+    let mut head = Vec::with_capacity(counts.len());
+    let mut end = Vec::with_capacity(counts.len());
+    let mut at = 0;
+    for &c in counts {
+        head.push(at);
+        at += c;
+        end.push(at);
+    }
+    debug_assert_eq!(at, items.len());
+    for b in 0..counts.len() {
+        while head[b] < end[b] {
+            let mut x = items[head[b]];
+            loop {
+                let bx = bucket(x);
+                if bx == b {
+                    break;
+                }
+                std::mem::swap(&mut x, &mut items[head[bx]]);
+                head[bx] += 1;
+            }
+            items[head[b]] = x;
+            head[b] += 1;
+        }
+    }
+}
+
+/// Sorts each bucket of `items` (ordered by bucket, `counts[b]` in bucket
+/// `b`) with `cmp`: in parallel over runs of small buckets, and a large
+/// bucket with a parallel sort of its own.
+fn sort_buckets<T: Copy + Send + Sync>(
+    items: &mut [T],
+    counts: &[usize],
+    cmp: impl Fn(&T, &T) -> Ordering + Sync,
+) {
+    const TASK: usize = 1 << 16;
+    // Runs of whole buckets of about TASK items; a bucket over TASK alone.
+    let mut runs: Vec<(&mut [T], &[usize])> = Vec::new();
+    let mut rest = items;
+    let mut b = 0;
+    while b < counts.len() {
+        let first = b;
+        let mut len = 0;
+        while b < counts.len() && (len == 0 || len + counts[b] <= TASK) {
+            len += counts[b];
+            b += 1;
+        }
+        let (run, tail) = rest.split_at_mut(len);
+        runs.push((run, &counts[first..b]));
+        rest = tail;
+    }
+    let (big, small): (Vec<_>, Vec<_>) = runs.into_iter().partition(|(r, _)| r.len() > TASK);
+    small.into_par_iter().for_each(|(run, counts)| {
+        let mut rest = run;
+        for &c in counts {
+            let (bucket, tail) = rest.split_at_mut(c);
+            bucket.sort_unstable_by(&cmp);
+            rest = tail;
+        }
+    });
+    for (run, _) in big {
+        run.par_sort_unstable_by(&cmp);
+    }
+}
+
+/// The suffixes `x` with a bucket in `buckets` and `lo < x <= hi` in suffix
+/// order (`None`: unbounded), of which there are `count`.
+#[derive(Clone, Debug)]
 struct Range {
+    buckets: std::ops::Range<usize>,
     lo: Option<usize>,
     hi: Option<usize>,
     count: usize,
@@ -394,41 +578,52 @@ struct Range {
 
 impl Range {
     #[inline]
-    fn holds(&self, s: &DcSample, text: &[u8], x: usize) -> bool {
-        self.lo.is_none_or(|l| s.cmp(text, l, x) == Ordering::Less)
+    fn holds(&self, b: &Buckets, s: &DcSample, text: &PackedText, x: usize) -> bool {
+        self.buckets.contains(&b.of(text, x))
+            && self.lo.is_none_or(|l| s.cmp(text, l, x) == Ordering::Less)
             && self
                 .hi
                 .is_none_or(|h| s.cmp(text, x, h) != Ordering::Greater)
     }
 }
 
-/// The suffix array of `text` (codes 0..=3, no sentinel), handed to `emit` in
-/// parts of at most `max_part` positions, in order: their concatenation is
-/// exactly [`super::libsais`]'s array. The difference cover has period `v`
-/// (a power of two from 4 to 4096); larger `v` means smaller sample ranks
-/// and slower comparisons. Runs in a pool of `threads` workers; the parts do
-/// not depend on `threads`. See the module documentation for the method and
-/// its memory.
+/// How a blockwise sort went, for the log.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Summary {
+    /// Parts emitted.
+    pub parts: usize,
+    /// Bytes of the sample ranks.
+    pub sample_bytes: usize,
+    /// Seconds spent ranking the sample.
+    pub sample_seconds: f64,
+}
+
+/// The suffix array of `text` (no sentinel), handed to `emit` in parts of at
+/// most `max_part` positions, in order: their concatenation is exactly
+/// [`super::libsais`]'s array. The difference cover has period `v` (a power
+/// of two from 4 to 4096); larger `v` means smaller sample ranks and slower
+/// comparisons. Runs in the current rayon pool; the parts do not depend on
+/// the number of threads. `emit` also gets the number of suffixes emitted
+/// before the part. See the module documentation for the method and its
+/// memory.
 pub fn blockwise<P: Pos>(
-    text: &[u8],
+    text: &PackedText,
     v: usize,
     max_part: usize,
-    threads: usize,
-    emit: &mut dyn FnMut(&[P]) -> Result<()>,
-) -> Result<()> {
-    blockwise_drawing(text, v, max_part, threads, SPLITTERS_MIN, emit)
+    emit: &mut dyn FnMut(&[P], usize) -> Result<()>,
+) -> Result<Summary> {
+    blockwise_drawing(text, v, max_part, SPLITTERS_MIN, emit)
 }
 
 /// [`blockwise`] where a split draws up to `max(min_splitters, max_part)`
 /// splitters (tests draw few, to split pieces again).
 fn blockwise_drawing<P: Pos>(
-    text: &[u8],
+    text: &PackedText,
     v: usize,
     max_part: usize,
-    threads: usize,
     min_splitters: usize,
-    emit: &mut dyn FnMut(&[P]) -> Result<()>,
-) -> Result<()> {
+    emit: &mut dyn FnMut(&[P], usize) -> Result<()>,
+) -> Result<Summary> {
     if max_part == 0 {
         return Err(Error::SuffixArray(
             "blockwise: the part size must be at least 1".into(),
@@ -440,17 +635,41 @@ fn blockwise_drawing<P: Pos>(
             "blockwise: {n} bases need 64-bit positions"
         )));
     }
-    let pool = crate::thread_pool(threads)?;
-    let sample = pool.install(|| DcSample::build(text, v))?;
+    let t = std::time::Instant::now();
+    let sample = DcSample::new(text, v)?;
+    let mut summary = Summary {
+        sample_bytes: sample.bytes(),
+        sample_seconds: t.elapsed().as_secs_f64(),
+        ..Summary::default()
+    };
     if n == 0 {
-        return Ok(());
+        return Ok(summary);
+    }
+    let buckets = Buckets::new(text, |_| true);
+    // Parts: runs of whole buckets of at most max_part suffixes; a bucket
+    // over max_part alone (split by splitters when popped).
+    let mut planned: Vec<Range> = Vec::new();
+    for (b, &c) in buckets.counts.iter().enumerate() {
+        let c = c as usize;
+        if c == 0 {
+            continue;
+        }
+        match planned.last_mut() {
+            Some(last) if last.count + c <= max_part && last.buckets.end == b => {
+                last.buckets.end = b + 1;
+                last.count += c;
+            }
+            _ => planned.push(Range {
+                buckets: b..b + 1,
+                lo: None,
+                hi: None,
+                count: c,
+            }),
+        }
     }
     // Ranges still to emit, the next on top.
-    let mut stack = vec![Range {
-        lo: None,
-        hi: None,
-        count: n,
-    }];
+    let mut stack: Vec<Range> = planned.into_iter().rev().collect();
+    let mut done = 0;
     while let Some(range) = stack.pop() {
         if range.count == 0 {
             continue;
@@ -460,11 +679,13 @@ fn blockwise_drawing<P: Pos>(
         {
             // `hi` is a splitter drawn from the enclosing range and above
             // `lo`: the one suffix of the range.
-            emit(&[P::from_u64(hi as u64)])?;
+            emit(&[P::from_u64(hi as u64)], done)?;
+            done += 1;
+            summary.parts += 1;
             continue;
         }
         if range.count <= max_part {
-            let part: Vec<P> = pool.install(|| sorted_part(&sample, text, &range));
+            let part: Vec<P> = sorted_part(&buckets, &sample, text, &range);
             if part.len() != range.count {
                 return Err(Error::SuffixArray(format!(
                     "blockwise: a part of {} suffixes was counted as {} (a bug)",
@@ -472,10 +693,12 @@ fn blockwise_drawing<P: Pos>(
                     range.count
                 )));
             }
-            emit(&part)?;
+            emit(&part, done)?;
+            done += part.len();
+            summary.parts += 1;
             continue;
         }
-        let pieces = pool.install(|| split(&sample, text, &range, max_part, min_splitters));
+        let pieces = split(&buckets, &sample, text, &range, max_part, min_splitters);
         // Consecutive pieces grouped into parts of at most max_part; a piece
         // over max_part alone (split again when popped).
         let mut parts: Vec<Range> = Vec::new();
@@ -490,7 +713,7 @@ fn blockwise_drawing<P: Pos>(
         }
         stack.extend(parts.into_iter().rev());
     }
-    Ok(())
+    Ok(summary)
 }
 
 /// The chunks of `0..n`.
@@ -500,28 +723,67 @@ fn chunks(n: usize) -> impl IndexedParallelIterator<Item = std::ops::Range<usize
         .map(move |c| c * CHUNK..((c + 1) * CHUNK).min(n))
 }
 
-/// The suffixes of `range`, sorted.
-fn sorted_part<P: Pos>(s: &DcSample, text: &[u8], range: &Range) -> Vec<P> {
-    let pieces: Vec<Vec<P>> = chunks(text.len())
-        .map(|c| {
-            c.filter(|&x| range.holds(s, text, x))
-                .map(|x| P::from_u64(x as u64))
-                .collect()
-        })
+/// Stripes of a collecting pass: few and fixed (the result does not depend
+/// on the threads), each filling its own stretch of the part.
+const STRIPES: usize = 64;
+
+/// The suffixes of `range`, sorted: one pass over the text collects them
+/// (counted per stripe first when the range is bounded by splitters, else
+/// straight into place), then they are ordered by bucket in place and each
+/// bucket is sorted.
+fn sorted_part<P: Pos>(b: &Buckets, s: &DcSample, text: &PackedText, range: &Range) -> Vec<P> {
+    let n = text.len();
+    let len = n.div_ceil(STRIPES).max(1);
+    let stripe = |t: usize| t * len..((t + 1) * len).min(n);
+    let per_stripe: Vec<usize> = (0..STRIPES)
+        .into_par_iter()
+        .map(|t| stripe(t).filter(|&x| range.holds(b, s, text, x)).count())
         .collect();
-    let mut part: Vec<P> = Vec::with_capacity(range.count);
-    for p in pieces {
-        part.extend_from_slice(&p);
+    let mut part: Vec<P> = vec![P::from_u64(0); range.count];
+    let mut slices: Vec<(usize, &mut [P])> = Vec::with_capacity(STRIPES);
+    let mut rest: &mut [P] = &mut part;
+    for (t, &c) in per_stripe.iter().enumerate() {
+        let (here, tail) = rest.split_at_mut(c.min(rest.len()));
+        slices.push((t, here));
+        rest = tail;
     }
-    part.par_sort_unstable_by(|a, b| s.cmp(text, a.to_u64() as usize, b.to_u64() as usize));
+    slices.into_par_iter().for_each(|(t, out)| {
+        let mut w = 0;
+        for x in stripe(t).filter(|&x| range.holds(b, s, text, x)) {
+            if w < out.len() {
+                out[w] = P::from_u64(x as u64);
+            }
+            w += 1;
+        }
+    });
+    if per_stripe.iter().sum::<usize>() != range.count {
+        // The caller reports the mismatch.
+        return Vec::new();
+    }
+    let counts: Vec<usize> = if range.buckets.len() == 1 {
+        vec![range.count]
+    } else {
+        b.counts[range.buckets.clone()]
+            .iter()
+            .map(|&c| c as usize)
+            .collect()
+    };
+    let first = range.buckets.start;
+    flag_sort(&mut part, &counts, |p: P| {
+        b.of(text, p.to_u64() as usize) - first
+    });
+    sort_buckets(&mut part, &counts, |x, y| {
+        s.cmp_fast(text, x.to_u64() as usize, y.to_u64() as usize)
+    });
     part
 }
 
 /// Splits `range` (more than `max_part >= 1` suffixes) into consecutive
 /// pieces, each with fewer suffixes than `range`, with their counts.
 fn split(
+    b: &Buckets,
     s: &DcSample,
-    text: &[u8],
+    text: &PackedText,
     range: &Range,
     max_part: usize,
     min_splitters: usize,
@@ -535,13 +797,9 @@ fn split(
         .clamp(2, max_part.max(min_splitters).max(2))
         .min(count);
     let stride = (count / wanted).max(1);
-    let per_chunk: Vec<usize> = if range.lo.is_none() && range.hi.is_none() {
-        chunks(n).map(|c| c.len()).collect()
-    } else {
-        chunks(n)
-            .map(|c| c.filter(|&x| range.holds(s, text, x)).count())
-            .collect()
-    };
+    let per_chunk: Vec<usize> = chunks(n)
+        .map(|c| c.filter(|&x| range.holds(b, s, text, x)).count())
+        .collect();
     let mut before = Vec::with_capacity(per_chunk.len());
     let mut total = 0;
     for c in &per_chunk {
@@ -552,7 +810,7 @@ fn split(
     let picked: Vec<Vec<usize>> = chunks(n)
         .zip(before)
         .map(|(c, first)| {
-            c.filter(|&x| range.holds(s, text, x))
+            c.filter(|&x| range.holds(b, s, text, x))
                 .enumerate()
                 .filter(|&(g, _)| (first + g) % stride == stride - 1)
                 .map(|(_, x)| x)
@@ -566,7 +824,7 @@ fn split(
     let counts = chunks(n)
         .map(|c| {
             let mut counts = vec![0usize; splitters.len() + 1];
-            for x in c.filter(|&x| range.holds(s, text, x)) {
+            for x in c.filter(|&x| range.holds(b, s, text, x)) {
                 counts[splitters.partition_point(|&p| s.cmp(text, p, x) == Ordering::Less)] += 1;
             }
             counts
@@ -580,6 +838,7 @@ fn split(
         );
     (0..=splitters.len())
         .map(|t| Range {
+            buckets: range.buckets.clone(),
             lo: if t == 0 {
                 range.lo
             } else {
@@ -644,14 +903,18 @@ mod tests {
         assert!(Cover::new(3).is_err());
         assert!(Cover::new(8192).is_err());
         assert!(Cover::new(48).is_err());
-        let r = blockwise::<u32>(&[0, 1], 8, 0, 1, &mut |_| Ok(()));
+        let r = blockwise::<u32>(&PackedText::from_codes(&[0, 1]), 8, 0, &mut |_, _| Ok(()));
         assert!(r.is_err());
     }
 
     /// Ranks follow the suffix order of the sampled positions; `cmp` agrees
     /// with the brute-force order on every pair.
     fn check_sample(text: &[u8], v: usize) {
-        let s = DcSample::new(text, v, 2).unwrap();
+        let t = PackedText::from_codes(text);
+        let s = crate::thread_pool(2)
+            .unwrap()
+            .install(|| DcSample::new(&t, v))
+            .unwrap();
         let sa = naive(text);
         let mut isa = vec![0usize; text.len()];
         for (r, &p) in sa.iter().enumerate() {
@@ -666,7 +929,8 @@ mod tests {
         assert!(ranks.windows(2).all(|w| w[0] < w[1]), "v {v} {text:?}");
         for i in 0..text.len() {
             for j in 0..text.len() {
-                assert_eq!(s.cmp(text, i, j), isa[i].cmp(&isa[j]), "v {v} {i} {j}");
+                assert_eq!(s.cmp(&t, i, j), isa[i].cmp(&isa[j]), "v {v} {i} {j}");
+                assert_eq!(s.cmp_fast(&t, i, j), isa[i].cmp(&isa[j]), "v {v} {i} {j}");
             }
         }
     }
@@ -682,13 +946,20 @@ mod tests {
         threads: usize,
         min_splitters: usize,
     ) -> Vec<Vec<u64>> {
-        let mut out = Vec::new();
-        blockwise_drawing::<P>(text, v, max_part, threads, min_splitters, &mut |p| {
-            assert!(!p.is_empty() && p.len() <= max_part);
-            out.push(p.iter().map(|x| x.to_u64()).collect());
-            Ok(())
-        })
-        .unwrap();
+        let mut out: Vec<Vec<u64>> = Vec::new();
+        let t = PackedText::from_codes(text);
+        let summary = crate::thread_pool(threads)
+            .unwrap()
+            .install(|| {
+                blockwise_drawing::<P>(&t, v, max_part, min_splitters, &mut |p, done| {
+                    assert!(!p.is_empty() && p.len() <= max_part);
+                    assert_eq!(done, out.iter().map(|p| p.len()).sum::<usize>());
+                    out.push(p.iter().map(|x| x.to_u64()).collect());
+                    Ok(())
+                })
+            })
+            .unwrap();
+        assert_eq!(summary.parts, out.len());
         out
     }
 
