@@ -2,9 +2,19 @@
 //! CRC-32 checked sections. `SPEC.md` beside this crate is the byte-level
 //! specification; this file is its executable mirror (`write` and `read` field by
 //! field). What the sections mean is the business of the `fmalign` crate.
+//!
+//! Three ways to write the same bytes: [`write()`] takes every section in
+//! memory; [`StreamWriter`] takes the section lengths up front and the bytes
+//! as they are produced, any section after any other, so that no section
+//! need be held whole (the bounded-memory build); [`plan`] gives the header
+//! and offsets to writers that place the sections themselves (several
+//! processes writing one file).
 
 use std::fmt;
 use std::io::{self, Write};
+
+mod stream;
+pub use stream::{STREAM_BUFFER, StreamWriter, WriteAt};
 
 /// The first eight bytes of every index file.
 pub const MAGIC: [u8; 8] = *b"FMALIGN\0";
@@ -217,7 +227,7 @@ fn encode_header(flags: u32, file_len: u64, table: &[Section]) -> Vec<u8> {
 /// [`SectionId::ALL`] order: header and section table (up to the first
 /// section), with the table and the file length. For writers that place the
 /// sections themselves (several processes writing one file); the bytes
-/// between and after sections are zero. [`write`] is this plus the sections.
+/// between and after sections are zero. [`write()`] is this plus the sections.
 pub fn plan(flags: u32, parts: &[(u64, u32)]) -> (Vec<u8>, Vec<Section>, u64) {
     assert_eq!(parts.len(), SectionId::ALL.len(), "one entry per section");
     let (table, file_len) = layout(parts);
