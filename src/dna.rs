@@ -128,10 +128,16 @@ pub fn md5_hex(md5: &[u8; 16]) -> String {
 /// of a byte per base, for the builds that must fit a memory limit. Bases
 /// past the end read as 0 (one zero word is kept after the last), so that
 /// [`PackedText::word_at`] can read 32 bases anywhere.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PackedText {
     words: Vec<u64>,
     len: usize,
+}
+
+impl Default for PackedText {
+    fn default() -> Self {
+        PackedText::with_capacity(0)
+    }
 }
 
 impl PackedText {

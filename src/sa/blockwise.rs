@@ -49,6 +49,8 @@ use std::sync::OnceLock;
 use rayon::prelude::*;
 
 use super::Pos;
+use super::cpu::shared::SharedSlice;
+use super::steps::Elem;
 use crate::dna::PackedText;
 use crate::error::{Error, Result};
 
@@ -225,7 +227,11 @@ type Refined = (Vec<(u32, u32)>, Vec<(usize, usize)>);
 /// Bits `0..2k` of a word: its first `k` bases.
 #[inline]
 fn first_bases(k: usize) -> u64 {
-    if k >= 32 { u64::MAX } else { (1u64 << (2 * k)) - 1 }
+    if k >= 32 {
+        u64::MAX
+    } else {
+        (1u64 << (2 * k)) - 1
+    }
 }
 
 /// The order of two runs of 32 bases read by [`PackedText::word_at`]: the
@@ -293,18 +299,22 @@ impl DcSample {
         }
         let d = &cover.d;
         let pos = |s: u32| (s as usize / k) * v + d[s as usize % k];
-        // The sampled slots in order of their first v bases: by bucket (the
-        // first few bases) in place, then each bucket on its own.
-        let mut order: Vec<u32> = (0..slots as u32)
-            .into_par_iter()
-            .filter(|&s| pos(s) < n)
-            .collect();
-        let buckets = Buckets::new(text, |p| cover.index[p & (v - 1)] != u32::MAX);
-        let counts = buckets.counts.iter().map(|&c| c as usize).collect::<Vec<_>>();
-        flag_sort(&mut order, &counts, |s| buckets.of(text, pos(s)));
-        sort_buckets(&mut order, &counts, |&a, &b| {
-            cmp_prefix(text, pos(a), pos(b), v)
-        });
+        // The sampled slots in order of their first v bases: placed by
+        // bucket (the first few bases), then each bucket sorted on its own.
+        let in_cover = |p: usize| cover.index[p & (v - 1)] != u32::MAX;
+        let slot = |p: usize| ((p / v) * k) as u32 + cover.index[p & (v - 1)];
+        let buckets = Buckets::new(text, in_cover);
+        let mut order = vec![0u32; buckets.total()];
+        let all = 0..buckets.counts.len();
+        buckets.scatter(text, all.clone(), in_cover, slot, &mut order);
+        let counts: Vec<usize> = buckets.counts.iter().map(|&c| c as usize).collect();
+        drop(buckets);
+        sort_buckets(
+            &mut order,
+            &counts,
+            |s| key(text, pos(s)),
+            |a, b| cmp_prefix(text, pos(a), pos(b), v),
+        );
         drop(counts);
         let m = order.len();
         let mut rank = vec![0u32; slots];
@@ -423,34 +433,33 @@ impl DcSample {
         // suffixes are at least k long, so i + k and j + k are at most n.
         cmp_prefix(text, i, j, k).then_with(|| self.rank_at(i + k).cmp(&self.rank_at(j + k)))
     }
+}
 
-    /// [`DcSample::cmp`], deciding on the first 32 bases when they differ
-    /// (most pairs) without reading the ranks.
-    #[inline]
-    fn cmp_fast(&self, text: &PackedText, i: usize, j: usize) -> Ordering {
-        // Past the end a word reads 0; a strict difference is still the
-        // suffix order (a suffix that ends first is smaller, and a base of
-        // the longer one that is not 0 is where the words differ).
-        let (a, b) = (text.word_at(i), text.word_at(j));
-        if a != b {
-            cmp_words(a, b)
-        } else {
-            self.cmp(text, i, j)
-        }
-    }
+/// The first 32 bases from `p` as a number (the first base most
+/// significant; bases past the end read as A): a smaller key is a smaller
+/// suffix; equal keys decide nothing.
+#[inline]
+fn key(text: &PackedText, p: usize) -> u64 {
+    crate::dna::reverse_fields(text.word_at(p))
 }
 
 /// Suffixes grouped by their first `k` bases (`4^k` buckets, bases past the
 /// end read as A, so a bucket's suffixes all sort after every smaller
-/// bucket's): the first split of the suffixes, counted in one pass.
+/// bucket's): the first split of the suffixes, counted in one pass, per
+/// stripe of the text (so that a later pass can place them).
 struct Buckets {
     k: usize,
     /// Suffixes (of those counted) per bucket.
     counts: Vec<u64>,
+    /// Positions per stripe (the last may be shorter).
+    stripe_len: usize,
+    /// Per stripe, its suffixes per bucket.
+    stripes: Vec<Vec<u32>>,
 }
 
-/// Most bases in a bucket key (`4^11` buckets: 32 MiB of counts).
-const BUCKET_BASES_MAX: usize = 11;
+/// Most bases in a bucket key (`4^10` buckets: 8 MiB of counts, 4 MiB per
+/// stripe).
+const BUCKET_BASES_MAX: usize = 10;
 
 impl Buckets {
     /// Counts the positions `p` with `keep(p)` per bucket; `k` grows with
@@ -462,79 +471,98 @@ impl Buckets {
             k += 1;
         }
         let b = 1usize << (2 * k);
-        // A few stripes, each with its own counts (u32: a stripe is at most
-        // 2^31 positions).
+        // A few stripes (u32 counts: a stripe is at most 2^31 positions).
         let stripes = rayon::current_num_threads()
             .clamp(1, 4)
             .max(n.div_ceil(1 << 31));
-        let len = n.div_ceil(stripes).max(1);
-        let me = Buckets {
+        let stripe_len = n.div_ceil(stripes).max(1);
+        let mut me = Buckets {
             k,
             counts: Vec::new(),
+            stripe_len,
+            stripes: Vec::new(),
         };
-        let partial: Vec<Vec<u32>> = (0..stripes)
+        me.stripes = (0..stripes)
             .into_par_iter()
             .map(|s| {
                 let mut c = vec![0u32; b];
-                for p in (s * len..((s + 1) * len).min(n)).filter(|&p| keep(p)) {
+                for p in me.stripe(s, n).filter(|&p| keep(p)) {
                     c[me.of(text, p)] += 1;
                 }
                 c
             })
             .collect();
-        let mut counts = vec![0u64; b];
-        for c in partial {
-            counts.iter_mut().zip(c).for_each(|(t, x)| *t += x as u64);
+        me.counts = vec![0u64; b];
+        for c in &me.stripes {
+            me.counts
+                .iter_mut()
+                .zip(c)
+                .for_each(|(t, &x)| *t += x as u64);
         }
-        Buckets { k, counts }
+        me
+    }
+
+    /// Positions of stripe `s` of a text of `n` bases.
+    fn stripe(&self, s: usize, n: usize) -> std::ops::Range<usize> {
+        (s * self.stripe_len).min(n)..((s + 1) * self.stripe_len).min(n)
+    }
+
+    /// Suffixes counted.
+    fn total(&self) -> usize {
+        self.counts.iter().sum::<u64>() as usize
     }
 
     /// The bucket of the suffix at `p`.
     #[inline]
     fn of(&self, text: &PackedText, p: usize) -> usize {
-        (crate::dna::reverse_fields(text.word_at(p)) >> (64 - 2 * self.k)) as usize
+        (key(text, p) >> (64 - 2 * self.k)) as usize
     }
-}
 
-/// Orders `items` by bucket in place (American flag sort): `counts[b]` items
-/// have `bucket(item) == b`, and `counts` sums to `items.len()`.
-fn flag_sort<T: Copy>(items: &mut [T], counts: &[usize], bucket: impl Fn(T) -> usize) {
-    if counts.len() <= 1 {
-        return;
-    }
-    let mut head = Vec::with_capacity(counts.len());
-    let mut end = Vec::with_capacity(counts.len());
-    let mut at = 0;
-    for &c in counts {
-        head.push(at);
-        at += c;
-        end.push(at);
-    }
-    debug_assert_eq!(at, items.len());
-    for b in 0..counts.len() {
-        while head[b] < end[b] {
-            let mut x = items[head[b]];
-            loop {
-                let bx = bucket(x);
-                if bx == b {
-                    break;
-                }
-                std::mem::swap(&mut x, &mut items[head[bx]]);
-                head[bx] += 1;
+    /// Fills `out` with `value(p)` for the counted positions `p` (those
+    /// with `keep(p)`, the same as counted) whose bucket is in `range`,
+    /// ordered by bucket and by position within a bucket: one pass over the
+    /// text, the stripes in parallel, each storing at its own offsets.
+    fn scatter<T: Elem>(
+        &self,
+        text: &PackedText,
+        range: std::ops::Range<usize>,
+        keep: impl Fn(usize) -> bool + Sync,
+        value: impl Fn(usize) -> T + Sync,
+        out: &mut [T],
+    ) {
+        let n = text.len();
+        let mut next: Vec<Vec<usize>> = vec![Vec::with_capacity(range.len()); self.stripes.len()];
+        let mut at = 0;
+        for b in range.clone() {
+            for (s, c) in self.stripes.iter().enumerate() {
+                next[s].push(at);
+                at += c[b] as usize;
             }
-            items[head[b]] = x;
-            head[b] += 1;
         }
+        assert_eq!(at, out.len(), "blockwise: a bucket count changed (a bug)");
+        let shared = SharedSlice::new(out);
+        next.into_par_iter().enumerate().for_each(|(s, mut next)| {
+            for p in self.stripe(s, n).filter(|&p| keep(p)) {
+                let b = self.of(text, p);
+                if range.contains(&b) {
+                    let slot = &mut next[b - range.start];
+                    shared.store(*slot, value(p));
+                    *slot += 1;
+                }
+            }
+        });
     }
 }
 
 /// Sorts each bucket of `items` (ordered by bucket, `counts[b]` in bucket
-/// `b`) with `cmp`: in parallel over runs of small buckets, and a large
-/// bucket with a parallel sort of its own.
+/// `b`) by `key`, then `tie` between equal keys (a total order over the
+/// items together): in parallel over runs of small buckets, each sorted as
+/// (key, item) pairs; a large bucket with a parallel sort of its own.
 fn sort_buckets<T: Copy + Send + Sync>(
     items: &mut [T],
     counts: &[usize],
-    cmp: impl Fn(&T, &T) -> Ordering + Sync,
+    key: impl Fn(T) -> u64 + Sync,
+    tie: impl Fn(T, T) -> Ordering + Sync,
 ) {
     const TASK: usize = 1 << 16;
     // Runs of whole buckets of about TASK items; a bucket over TASK alone.
@@ -554,15 +582,25 @@ fn sort_buckets<T: Copy + Send + Sync>(
     }
     let (big, small): (Vec<_>, Vec<_>) = runs.into_iter().partition(|(r, _)| r.len() > TASK);
     small.into_par_iter().for_each(|(run, counts)| {
+        let mut keyed: Vec<(u64, T)> = Vec::new();
         let mut rest = run;
         for &c in counts {
             let (bucket, tail) = rest.split_at_mut(c);
-            bucket.sort_unstable_by(&cmp);
             rest = tail;
+            if c < 2 {
+                continue;
+            }
+            keyed.clear();
+            keyed.extend(bucket.iter().map(|&x| (key(x), x)));
+            keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| tie(a.1, b.1)));
+            bucket
+                .iter_mut()
+                .zip(&keyed)
+                .for_each(|(x, &(_, y))| *x = y);
         }
     });
     for (run, _) in big {
-        run.par_sort_unstable_by(&cmp);
+        run.par_sort_unstable_by(|&a, &b| key(a).cmp(&key(b)).then_with(|| tie(a, b)));
     }
 }
 
@@ -651,10 +689,15 @@ fn blockwise_drawing<P: Pos>(
     let mut planned: Vec<Range> = Vec::new();
     for (b, &c) in buckets.counts.iter().enumerate() {
         let c = c as usize;
-        if c == 0 {
-            continue;
-        }
         match planned.last_mut() {
+            // An empty bucket joins any part that is not a lone large bucket
+            // (those keep one bucket: their counts come from the splitters).
+            Some(last) if c == 0 => {
+                if last.count <= max_part {
+                    last.buckets.end = b + 1;
+                }
+            }
+            None if c == 0 => {}
             Some(last) if last.count + c <= max_part && last.buckets.end == b => {
                 last.buckets.end = b + 1;
                 last.count += c;
@@ -723,58 +766,61 @@ fn chunks(n: usize) -> impl IndexedParallelIterator<Item = std::ops::Range<usize
         .map(move |c| c * CHUNK..((c + 1) * CHUNK).min(n))
 }
 
-/// Stripes of a collecting pass: few and fixed (the result does not depend
-/// on the threads), each filling its own stretch of the part.
+/// Stripes of a pass that collects a range bounded by splitters: few and
+/// fixed, each filling its own stretch of the part.
 const STRIPES: usize = 64;
 
-/// The suffixes of `range`, sorted: one pass over the text collects them
-/// (counted per stripe first when the range is bounded by splitters, else
-/// straight into place), then they are ordered by bucket in place and each
-/// bucket is sorted.
+/// The suffixes of `range`, sorted. A range of whole buckets: one pass over
+/// the text places them by bucket, then each bucket is sorted. A range
+/// bounded by splitters (inside one bucket): one pass counts them per
+/// stripe, one more collects them, then they are sorted together.
 fn sorted_part<P: Pos>(b: &Buckets, s: &DcSample, text: &PackedText, range: &Range) -> Vec<P> {
     let n = text.len();
+    let mut part: Vec<P> = vec![P::from_u64(0); range.count];
+    let tie = |x: P, y: P| s.cmp(text, x.to_u64() as usize, y.to_u64() as usize);
+    let key = |x: P| key(text, x.to_u64() as usize);
+    if range.lo.is_none() && range.hi.is_none() {
+        b.scatter(
+            text,
+            range.buckets.clone(),
+            |_| true,
+            |p| P::from_u64(p as u64),
+            &mut part,
+        );
+        let counts: Vec<usize> = b.counts[range.buckets.clone()]
+            .iter()
+            .map(|&c| c as usize)
+            .collect();
+        sort_buckets(&mut part, &counts, key, tie);
+        return part;
+    }
     let len = n.div_ceil(STRIPES).max(1);
-    let stripe = |t: usize| t * len..((t + 1) * len).min(n);
+    let stripe = |t: usize| (t * len).min(n)..((t + 1) * len).min(n);
     let per_stripe: Vec<usize> = (0..STRIPES)
         .into_par_iter()
         .map(|t| stripe(t).filter(|&x| range.holds(b, s, text, x)).count())
         .collect();
-    let mut part: Vec<P> = vec![P::from_u64(0); range.count];
-    let mut slices: Vec<(usize, &mut [P])> = Vec::with_capacity(STRIPES);
-    let mut rest: &mut [P] = &mut part;
-    for (t, &c) in per_stripe.iter().enumerate() {
-        let (here, tail) = rest.split_at_mut(c.min(rest.len()));
-        slices.push((t, here));
-        rest = tail;
-    }
-    slices.into_par_iter().for_each(|(t, out)| {
-        let mut w = 0;
-        for x in stripe(t).filter(|&x| range.holds(b, s, text, x)) {
-            if w < out.len() {
-                out[w] = P::from_u64(x as u64);
-            }
-            w += 1;
-        }
-    });
     if per_stripe.iter().sum::<usize>() != range.count {
         // The caller reports the mismatch.
         return Vec::new();
     }
-    let counts: Vec<usize> = if range.buckets.len() == 1 {
-        vec![range.count]
-    } else {
-        b.counts[range.buckets.clone()]
-            .iter()
-            .map(|&c| c as usize)
-            .collect()
-    };
-    let first = range.buckets.start;
-    flag_sort(&mut part, &counts, |p: P| {
-        b.of(text, p.to_u64() as usize) - first
+    let ends: Vec<usize> = per_stripe
+        .iter()
+        .scan(0, |at, &c| {
+            *at += c;
+            Some(*at)
+        })
+        .collect();
+    let pieces = super::cpu::shared::split_at_ends(&mut part, &ends);
+    pieces.into_par_iter().enumerate().for_each(|(t, out)| {
+        for (slot, x) in out
+            .iter_mut()
+            .zip(stripe(t).filter(|&x| range.holds(b, s, text, x)))
+        {
+            *slot = P::from_u64(x as u64);
+        }
     });
-    sort_buckets(&mut part, &counts, |x, y| {
-        s.cmp_fast(text, x.to_u64() as usize, y.to_u64() as usize)
-    });
+    part.par_sort_unstable_by(|&x, &y| key(x).cmp(&key(y)).then_with(|| tie(x, y)));
     part
 }
 
@@ -930,7 +976,8 @@ mod tests {
         for i in 0..text.len() {
             for j in 0..text.len() {
                 assert_eq!(s.cmp(&t, i, j), isa[i].cmp(&isa[j]), "v {v} {i} {j}");
-                assert_eq!(s.cmp_fast(&t, i, j), isa[i].cmp(&isa[j]), "v {v} {i} {j}");
+                let fast = key(&t, i).cmp(&key(&t, j)).then_with(|| s.cmp(&t, i, j));
+                assert_eq!(fast, isa[i].cmp(&isa[j]), "key, v {v} {i} {j}");
             }
         }
     }

@@ -12,7 +12,7 @@
 mod merge;
 mod radix;
 mod segsort;
-mod shared;
+pub(crate) mod shared;
 
 use rayon::prelude::*;
 

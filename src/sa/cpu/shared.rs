@@ -18,7 +18,7 @@ use crate::sa::steps::Elem;
 /// themselves: the step's end (rayon's join) orders them all before any
 /// later read. On x86-64 a relaxed atomic store is the same `mov` as a plain
 /// store.
-pub(super) struct SharedSlice<'a, T> {
+pub(crate) struct SharedSlice<'a, T> {
     ptr: *mut T,
     len: usize,
     _slice: PhantomData<&'a mut [T]>,
@@ -93,7 +93,7 @@ impl<'a, T: Elem> SharedSlice<'a, T> {
 /// Cuts `x` into the pieces `[0, ends[0])`, `[ends[0], ends[1])`, …
 /// (`ends` non-decreasing, the last at most `x.len()`), so that tasks can
 /// write them in parallel without sharing anything.
-pub(super) fn split_at_ends<'a, T>(mut x: &'a mut [T], ends: &[usize]) -> Vec<&'a mut [T]> {
+pub(crate) fn split_at_ends<'a, T>(mut x: &'a mut [T], ends: &[usize]) -> Vec<&'a mut [T]> {
     let mut out = Vec::with_capacity(ends.len());
     let mut at = 0;
     for &e in ends {
