@@ -112,9 +112,15 @@ pub struct IndexArgs {
     /// No log messages (warnings and errors still print)
     #[arg(short, long)]
     pub quiet: bool,
-    /// Refuse up front when the build would need more memory than SIZE (e.g. 16G, 500M; K, M, G, T: powers of 1024) [default: 90% of the available memory]
+    /// Memory the build may use (e.g. 16G, 500M; K, M, G, T: powers of 1024) [default: 90% of the available memory]. A reference whose whole-text build needs more (about 7 bytes per base, 11 above 2^31 bases) is built in parts within SIZE, to the same bytes; the least it can be is about 0.54 bytes per base + 96 MiB (and the largest sequence while reading): below that, an error with the figures
     #[arg(long, value_name = "SIZE", value_parser = fmalign::mem::parse_size)]
     pub max_memory: Option<u64>,
+    /// Build in parts of at most N suffixes, even when the whole-text build fits (like bowtie-build --bmax; default: as large as --max-memory allows)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_part: Option<u64>,
+    /// Difference-cover period of a build in parts (a power of two from 4 to 4096, like bowtie-build --dcv; smaller: faster, more memory; default: chosen by --max-memory)
+    #[arg(long, value_name = "V")]
+    pub dcv: Option<usize>,
     /// Device memory the GPU build may use (e.g. 40G) [default: the free device memory]; a larger estimate builds on the CPU, with a notice
     #[arg(long, value_name = "SIZE", value_parser = fmalign::mem::parse_size)]
     pub max_gpu_memory: Option<u64>,
@@ -221,6 +227,8 @@ impl IndexArgs {
                 .max_memory
                 .or_else(|| fmalign::mem::available_memory().map(|m| m / 10 * 9)),
             max_gpu_memory: self.max_gpu_memory,
+            max_part: self.max_part,
+            dcv: self.dcv,
         }
     }
 }

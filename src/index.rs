@@ -10,9 +10,11 @@ use std::time::Instant;
 
 use fmalign_index_format::{self as format, SectionId};
 
+pub mod bounded;
+
 use crate::build::{FmParts, fm_from_sa};
 use crate::device::{Device, Ran};
-use crate::dna::pack;
+use crate::dna::{PackedText, pack};
 use crate::error::{Error, Result};
 use crate::fm::{FmIndex, LINE_BASES, OccLine, RankIndex, SUPER_LINES, Ssa};
 use crate::reference::{Contig, Hole, Layout, Reference};
@@ -41,6 +43,13 @@ pub struct IndexConfig {
     /// Device memory the GPU build may use (`None`: the free memory); a
     /// larger estimate builds on the CPU instead, with a notice.
     pub max_gpu_memory: Option<u64>,
+    /// Build in parts of at most this many suffixes ([`bounded`]) even when
+    /// the whole-text build fits (`None`: parts only when it does not, sized
+    /// by `max_memory`).
+    pub max_part: Option<u64>,
+    /// The difference-cover period of a build in parts (a power of two from
+    /// 4 to 4096; `None`: chosen by `max_memory`).
+    pub dcv: Option<usize>,
 }
 
 impl IndexConfig {
@@ -48,6 +57,19 @@ impl IndexConfig {
     /// distributed one): an SA sampling rate that is not a power of two
     /// from 1 to 65536.
     pub fn validate(&self) -> Result<()> {
+        if let Some(v) = self.dcv
+            && !(v.is_power_of_two()
+                && (crate::sa::blockwise::V_MIN..=crate::sa::blockwise::V_MAX).contains(&v))
+        {
+            return Err(Error::Usage(format!(
+                "--dcv {v} must be a power of two from {} to {}",
+                crate::sa::blockwise::V_MIN,
+                crate::sa::blockwise::V_MAX
+            )));
+        }
+        if self.max_part == Some(0) {
+            return Err(Error::Usage("--max-part must be at least 1".into()));
+        }
         if !self.sa_sample.is_power_of_two() || self.sa_sample > 1 << 16 {
             return Err(Error::Usage(format!(
                 "--sa-sample {} must be a power of two from 1 to 65536",
@@ -73,6 +95,8 @@ impl Default for IndexConfig {
             device: Device::Auto,
             max_memory: None,
             max_gpu_memory: None,
+            max_part: None,
+            dcv: None,
         }
     }
 }
@@ -292,6 +316,73 @@ pub fn build_and_write(reference: Reference, cfg: &IndexConfig, out: &Path) -> R
     build_with(reference, cfg, &mut |flags, sections| {
         crate::cleanup::write_atomically(out, |w| format::write(w, flags, sections))
     })
+}
+
+/// Builds the index of a reference read 2 bits per base
+/// ([`crate::reference::read_fasta_packed`]) and writes it to `out`: the
+/// whole-text build when its [`memory_estimate`] fits `max_memory`, else
+/// (or when `max_part`/`dcv` ask for it) the build in parts of
+/// [`bounded`], within the limit; below [`bounded::floor`] an error with
+/// the figures. The bytes are the same either way. `progress` gets the
+/// suffixes sorted so far and their total during a build in parts.
+pub fn build_file(
+    reference: Reference<PackedText>,
+    cfg: &IndexConfig,
+    out: &Path,
+    progress: &mut bounded::Progress<'_>,
+) -> Result<BuildReport> {
+    cfg.validate()?;
+    let n = reference.text.len() as u64;
+    let wide = cfg.wide || n >= WIDE_THRESHOLD;
+    let largest = reference
+        .layout
+        .contigs
+        .iter()
+        .map(|c| c.len)
+        .max()
+        .unwrap_or(0);
+    let forced = cfg.max_part.is_some() || cfg.dcv.is_some();
+    let need = memory_estimate(n, wide, cfg.sa);
+    if !forced && cfg.max_memory.is_none_or(|limit| need <= limit) {
+        return build_and_write(reference.unpacked(), cfg, out);
+    }
+    let Some(plan) = bounded::plan(n, wide, largest, cfg.max_memory, cfg.max_part, cfg.dcv) else {
+        let floor = bounded::floor(n, wide, largest);
+        return Err(Error::Usage(format!(
+            "building the index of {n} unambiguous bases needs at least {} of memory (in parts: {:.2} bytes per base + {}, and the largest sequence, {} bases, while reading), more than the limit of {} (--max-memory; default: 90% of the memory available); raise it, or build with --distributed on several machines",
+            crate::mem::human_bytes(floor),
+            bounded::FLOOR_BYTES_PER_BASE,
+            crate::mem::human_bytes(bounded::FIXED),
+            largest,
+            crate::mem::human_bytes(cfg.max_memory.unwrap_or(0)),
+        )));
+    };
+    let pool = crate::thread_pool(cfg.threads)?;
+    let t = Instant::now();
+    let mut report = pool.install(|| {
+        if wide {
+            bounded::build::<u64>(reference, cfg, &plan, out, progress)
+        } else {
+            bounded::build::<u32>(reference, cfg, &plan, out, progress)
+        }
+    })?;
+    report.sa_seconds = (t.elapsed().as_secs_f64() - report.fm_seconds).max(0.0);
+    if !forced {
+        report.notices.insert(
+            0,
+            format!(
+                "the whole-text build needs about {} of memory, more than the limit of {}",
+                crate::mem::human_bytes(need),
+                crate::mem::human_bytes(cfg.max_memory.unwrap_or(0))
+            ),
+        );
+    }
+    if cfg.device == Device::Gpu {
+        report
+            .notices
+            .push("a build in parts runs on the CPU only".into());
+    }
+    Ok(report)
 }
 
 /// Receives the header flags and the encoded sections, writes them, returns

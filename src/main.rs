@@ -10,7 +10,7 @@ use anyhow::Result;
 use clap::Parser;
 
 use fmalign::cleanup::Output;
-use fmalign::index::{Index, IndexConfig, build_and_write};
+use fmalign::index::{Index, IndexConfig, build_file};
 use fmalign::map::{Reads, map_reads};
 
 mod cli;
@@ -30,7 +30,7 @@ fn run_index(a: IndexArgs) -> Result<()> {
         return run_index_distributed(&a, &cfg, &out);
     }
     let t = Instant::now();
-    let reference = fmalign::reference::read_fasta(&a.reference)?;
+    let reference = fmalign::reference::read_fasta_packed(&a.reference)?;
     for w in &reference.warnings {
         eprintln!("[fmalign] warning: {w}");
     }
@@ -46,7 +46,28 @@ fn run_index(a: IndexArgs) -> Result<()> {
             t.elapsed().as_secs_f64()
         ),
     );
-    let report = build_and_write(reference, &cfg, &out)?;
+    // A build in parts shows its progress on a terminal (not in a pipe, not
+    // with -q).
+    let bar = (!a.quiet && std::io::stderr().is_terminal()).then(|| {
+        let b = indicatif::ProgressBar::new(1);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "sorting suffixes in parts {wide_bar} {percent}% {elapsed} (about {eta} left)",
+            )
+            .expect("template"),
+        );
+        b
+    });
+    let mut progress = |done: u64, total: u64| {
+        if let Some(b) = &bar {
+            b.set_length(total);
+            b.set_position(done);
+        }
+    };
+    let report = build_file(reference, &cfg, &out, &mut progress)?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
     for notice in &report.notices {
         log(a.quiet, format_args!("{notice}"));
     }

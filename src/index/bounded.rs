@@ -1,0 +1,414 @@
+//! The index built in bounded memory (issue 20): the text held 2 bits per
+//! base, the suffix array sorted in parts by [`crate::sa::blockwise`], and
+//! each part's BWT, Occ lines and sampled-SA rows appended to the file as
+//! soon as it is sorted ([`fmalign_index_format::StreamWriter`]); then the
+//! same for the reversed text (the mirror index). The bytes are those of the
+//! whole-text build for every limit, part size and thread count.
+//!
+//! Memory ([`Plan::peak`]): the packed text (`n / 4`), the difference-cover
+//! sample's ranks (`4 |D| / v` bytes per base; while they are computed, the
+//! sampled positions as well), the bucket counts (at most 24 MiB) and one
+//! part (`P + 1` bytes per suffix: its positions and their BWT bases), plus
+//! [`FIXED`]. The Occ lines and SSA rows go straight to the file.
+
+use std::fs::File;
+use std::path::Path;
+use std::time::Instant;
+
+use fmalign_index_format::{SectionId, StreamWriter};
+use rayon::prelude::*;
+
+use super::{BuildReport, FLAG_WIDE, IndexConfig, META_LEN, Meta, encode_layout};
+use crate::build::c_from_counts;
+use crate::cleanup::{TempFile, temp_path};
+use crate::device::Ran;
+use crate::dna::PackedText;
+use crate::error::{Error, Result};
+use crate::fm::{LINE_BASES, OccLine, SUPER_LINES};
+use crate::reference::Reference;
+use crate::sa::Pos;
+use crate::sa::blockwise::{self, blockwise, sample_bytes};
+
+/// Memory besides the tables: the program, thread stacks, the file
+/// writer's buffers (1 MiB per section), the bucket counts (at most
+/// 24 MiB), sort buffers.
+pub const FIXED: u64 = 96 << 20;
+
+/// Difference-cover periods tried, smallest (fastest comparisons, largest
+/// sample) first.
+const PERIODS: [usize; 5] = [256, 512, 1024, 2048, 4096];
+
+/// Bytes per base of [`floor`] for 32-bit positions (the text 0.25, the
+/// sample at period 4096 while it is ranked 0.29), for messages.
+pub const FLOOR_BYTES_PER_BASE: f64 = 0.54;
+
+/// Parts at the memory floor: the text is read this many times per
+/// direction.
+const FLOOR_PARTS: u64 = 64;
+
+/// Bytes per suffix of a part: its position and its BWT base.
+fn part_bytes(wide: bool) -> u64 {
+    if wide { 9 } else { 5 }
+}
+
+/// A bounded build's parameters and the memory they need.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// Difference-cover period.
+    pub v: usize,
+    /// Most suffixes per part.
+    pub max_part: u64,
+    /// Peak memory in bytes (the text read in, the tables, one part).
+    pub peak: u64,
+}
+
+/// Peak of a bounded build of `n` bases with period `v` and parts of
+/// `max_part` suffixes (largest contig: `largest` bases, read whole).
+fn peak(n: u64, wide: bool, v: usize, max_part: u64, largest: u64) -> u64 {
+    let text = n / 4 + 64;
+    let ranks = sample_bytes(n, v);
+    // While the sample is ranked: its positions (as many bytes as the
+    // ranks), and the groups still tied (at most as many again).
+    let sample_build = 3 * ranks;
+    let sorting = ranks + max_part.min(n) * part_bytes(wide);
+    // Reading: the packed text grows while one record is held whole.
+    let reading = text + largest + largest / 60;
+    (text + sample_build.max(sorting)).max(reading) + FIXED
+}
+
+/// The least memory a bounded build of `n` bases can run in: the largest
+/// period, parts of `n / 64` suffixes. About 0.5 bytes per base plus
+/// [`FIXED`] (and the largest sequence while reading).
+pub fn floor(n: u64, wide: bool, largest: u64) -> u64 {
+    peak(n, wide, blockwise::V_MAX, n.div_ceil(FLOOR_PARTS), largest)
+}
+
+/// The plan for `n` bases within `limit` bytes: the smallest period whose
+/// parts hold at least `n / 16` suffixes (or 2^20), else the largest
+/// period with the largest parts that fit; `None` below [`floor`].
+/// `max_part` / `v` force those values (tests, benchmarks).
+pub fn plan(
+    n: u64,
+    wide: bool,
+    largest: u64,
+    limit: Option<u64>,
+    max_part: Option<u64>,
+    v: Option<usize>,
+) -> Option<Plan> {
+    let periods: &[usize] = match &v {
+        Some(v) => std::slice::from_ref(v),
+        None => &PERIODS,
+    };
+    let limit = limit.unwrap_or(u64::MAX);
+    let wanted = n.div_ceil(16).max(1 << 20).min(n.max(1));
+    let mut best: Option<Plan> = None;
+    for &v in periods {
+        let part = match max_part {
+            Some(p) => p.max(1),
+            None => {
+                // The largest part within the limit.
+                let base = peak(n, wide, v, 0, largest);
+                if base > limit {
+                    continue;
+                }
+                ((limit - base) / part_bytes(wide)).min(n.max(1))
+            }
+        };
+        if part == 0 {
+            continue;
+        }
+        let p = Plan {
+            v,
+            max_part: part,
+            peak: peak(n, wide, v, part, largest),
+        };
+        if p.peak > limit {
+            continue;
+        }
+        if part >= wanted || max_part.is_some() {
+            return Some(p);
+        }
+        if best.is_none_or(|b| p.max_part > b.max_part) {
+            best = Some(p);
+        }
+    }
+    best.filter(|b| b.max_part >= n.div_ceil(FLOOR_PARTS).min(b.max_part.max(1)))
+}
+
+/// Progress of a build: suffixes sorted so far, of `total` (the text's and
+/// the reversed text's).
+pub type Progress<'p> = dyn FnMut(u64, u64) + Send + 'p;
+
+/// Builds the index of `reference` by `plan` and writes it to `out`
+/// (through a temporary file renamed at the end).
+pub(super) fn build<P: Pos>(
+    reference: Reference<PackedText>,
+    cfg: &IndexConfig,
+    plan: &Plan,
+    out: &Path,
+    progress: &mut Progress<'_>,
+) -> Result<BuildReport> {
+    let Reference {
+        layout, mut text, ..
+    } = reference;
+    let n = text.len() as u64;
+    let tmp = TempFile::register(temp_path(out));
+    let file = File::create(tmp.path()).map_err(|e| Error::io(out, e))?;
+    let io = |e| Error::io(out, e);
+    let mut report = BuildReport {
+        device: Ran::Cpu,
+        ..BuildReport::default()
+    };
+    let shift = cfg.sa_sample.trailing_zeros();
+    let (contigs, names, holes) = encode_layout(&layout);
+    let lines = n / LINE_BASES + 1;
+    let supers = (lines - 1) / SUPER_LINES + 1;
+    let lens = [
+        META_LEN as u64,
+        contigs.len() as u64,
+        names.len() as u64,
+        holes.len() as u64,
+        n.div_ceil(4),
+        64 * lines,
+        32 * supers,
+        u64::from(P::BYTES) * ((n >> shift) + 1),
+        64 * lines,
+        32 * supers,
+    ];
+    let flags = if P::BYTES == 8 { FLAG_WIDE } else { 0 };
+    let mut w = StreamWriter::new(&file, flags, lens);
+    w.append(SectionId::Contigs, &contigs).map_err(io)?;
+    w.append(SectionId::Names, &names).map_err(io)?;
+    w.append(SectionId::Holes, &holes).map_err(io)?;
+    w.append(SectionId::Pac, text.pac()).map_err(io)?;
+    let total = 2 * n;
+    let max_part = usize::try_from(plan.max_part).unwrap_or(usize::MAX);
+    let mut fwd = Tables::new(
+        n,
+        P::BYTES == 8,
+        Some(shift),
+        SectionId::Occ,
+        SectionId::Ssa,
+    );
+    let summary = blockwise::<P>(&text, plan.v, max_part, &mut |part, done| {
+        let t = Instant::now();
+        fwd.part(&text, part, &mut w).map_err(io)?;
+        report.fm_seconds += t.elapsed().as_secs_f64();
+        progress((done + part.len()) as u64, total);
+        Ok(())
+    })?;
+    let t = Instant::now();
+    let (fwd_primary, c, fwd_super) = fwd.finish(&text, &mut w).map_err(io)?;
+    w.append(SectionId::OccSuper, bytemuck::cast_slice(&fwd_super))
+        .map_err(io)?;
+    text.reverse();
+    report.fm_seconds += t.elapsed().as_secs_f64();
+    let mut rev = Tables::new(n, P::BYTES == 8, None, SectionId::RevOcc, SectionId::Ssa);
+    let rev_summary = blockwise::<P>(&text, plan.v, max_part, &mut |part, done| {
+        let t = Instant::now();
+        rev.part(&text, part, &mut w).map_err(io)?;
+        report.fm_seconds += t.elapsed().as_secs_f64();
+        progress(n + (done + part.len()) as u64, total);
+        Ok(())
+    })?;
+    let t = Instant::now();
+    let (rev_primary, _, rev_super) = rev.finish(&text, &mut w).map_err(io)?;
+    drop(text);
+    w.append(SectionId::RevOccSuper, bytemuck::cast_slice(&rev_super))
+        .map_err(io)?;
+    let meta = Meta::new(
+        &layout,
+        n,
+        cfg.sa_sample,
+        P::BYTES,
+        c,
+        fwd_primary,
+        rev_primary,
+    );
+    w.append(SectionId::Meta, &meta.encode()).map_err(io)?;
+    report.file_bytes = w.finish().map_err(io)?;
+    file.sync_all().map_err(io)?;
+    drop(file);
+    tmp.commit(out).map_err(io)?;
+    report.fm_seconds += t.elapsed().as_secs_f64();
+    // Sorting time: everything in blockwise but the tables' share.
+    report.notices.push(format!(
+        "built in parts within the memory limit: difference-cover period {}, at most {} suffixes per part, {} + {} parts, sample {}; planned peak {}",
+        plan.v,
+        plan.max_part,
+        summary.parts,
+        rev_summary.parts,
+        crate::mem::human_bytes(summary.sample_bytes as u64),
+        crate::mem::human_bytes(plan.peak),
+    ));
+    Ok(report)
+}
+
+/// The FM tables of one text, derived part by part in suffix order and
+/// appended to the file: Occ lines as they fill, SSA rows as they come.
+struct Tables {
+    n: u64,
+    /// log2 of the SA sampling rate; `None`: no SSA (the mirror index).
+    shift: Option<u32>,
+    occ: SectionId,
+    ssa: SectionId,
+    /// Next row of `SA'` (row 0, the sentinel, is handled first).
+    row: u64,
+    /// Bases of `B` pushed so far.
+    b: u64,
+    /// Occ lines written so far.
+    lines: u64,
+    /// SSA rows are `u64` (else `u32`).
+    wide: bool,
+    line: OccLine,
+    /// Counts of A, C, G, T in `B` before the current line.
+    total: [u64; 4],
+    sup: Vec<[u64; 4]>,
+    primary: u64,
+    /// BWT bases of the current part (reused).
+    bases: Vec<u8>,
+}
+
+/// The BWT base of the suffix at 0 (the row of `$`): no base in `B`.
+const DOLLAR: u8 = 4;
+
+impl Tables {
+    fn new(n: u64, wide: bool, shift: Option<u32>, occ: SectionId, ssa: SectionId) -> Self {
+        Tables {
+            n,
+            lines: 0,
+            wide,
+            shift,
+            occ,
+            ssa,
+            row: 0,
+            b: 0,
+            line: OccLine::default(),
+            total: [0; 4],
+            sup: Vec::new(),
+            primary: 0,
+            bases: Vec::new(),
+        }
+    }
+
+    /// Row 0 (`SA'[0] = n`, `BWT'[0] = T[n - 1]`), before the first part.
+    fn start<W: fmalign_index_format::WriteAt>(
+        &mut self,
+        text: &PackedText,
+        w: &mut StreamWriter<W>,
+    ) -> std::io::Result<()> {
+        if self.shift.is_some() {
+            self.ssa_row(self.n, w)?;
+        }
+        if self.n > 0 {
+            self.push(text.get(self.n as usize - 1), w)?;
+        }
+        self.row = 1;
+        Ok(())
+    }
+
+    fn ssa_row<W: fmalign_index_format::WriteAt>(
+        &mut self,
+        p: u64,
+        w: &mut StreamWriter<W>,
+    ) -> std::io::Result<()> {
+        if self.wide {
+            w.append(self.ssa, &p.to_ne_bytes())
+        } else {
+            w.append(self.ssa, &(p as u32).to_ne_bytes())
+        }
+    }
+
+    /// Appends a base to `B`, writing the line when it is full.
+    #[inline]
+    fn push<W: fmalign_index_format::WriteAt>(
+        &mut self,
+        c: u8,
+        w: &mut StreamWriter<W>,
+    ) -> std::io::Result<()> {
+        let r = self.b % LINE_BASES;
+        self.line.push(r, c);
+        self.b += 1;
+        if r + 1 == LINE_BASES {
+            self.emit_line(w)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the current line (its counts made relative to the total
+    /// before it and its superblock) and starts the next.
+    fn emit_line<W: fmalign_index_format::WriteAt>(
+        &mut self,
+        w: &mut StreamWriter<W>,
+    ) -> std::io::Result<()> {
+        let l = self.lines;
+        self.lines += 1;
+        if (l % SUPER_LINES) == 0 {
+            self.sup.push(self.total);
+        }
+        let base = *self.sup.last().expect("pushed");
+        let local = self.line.counts;
+        for c in 0..4 {
+            self.line.counts[c] = (self.total[c] - base[c]) as u32;
+            self.total[c] += u64::from(local[c]);
+        }
+        w.append(self.occ, bytemuck::bytes_of(&self.line))?;
+        self.line = OccLine::default();
+        Ok(())
+    }
+
+    /// One part of the suffix array, in order.
+    fn part<P: Pos, W: fmalign_index_format::WriteAt>(
+        &mut self,
+        text: &PackedText,
+        part: &[P],
+        w: &mut StreamWriter<W>,
+    ) -> std::io::Result<()> {
+        if self.row == 0 {
+            self.start(text, w)?;
+        }
+        part.par_iter()
+            .map(|p| match p.to_u64() {
+                0 => DOLLAR,
+                p => text.get(p as usize - 1),
+            })
+            .collect_into_vec(&mut self.bases);
+        let bases = std::mem::take(&mut self.bases);
+        for (k, (&c, p)) in bases.iter().zip(part).enumerate() {
+            let row = self.row + k as u64;
+            if c == DOLLAR {
+                self.primary = row;
+            } else {
+                self.push(c, w)?;
+            }
+            if let Some(shift) = self.shift
+                && row & ((1 << shift) - 1) == 0
+            {
+                self.ssa_row(p.to_u64(), w)?;
+            }
+        }
+        self.row += part.len() as u64;
+        self.bases = bases;
+        Ok(())
+    }
+
+    /// After the last part: the last (partial, possibly empty) line.
+    /// Returns the row of `$`, `C` and the superblock counts.
+    fn finish<W: fmalign_index_format::WriteAt>(
+        mut self,
+        text: &PackedText,
+        w: &mut StreamWriter<W>,
+    ) -> std::io::Result<(u64, [u64; 5], Vec<[u64; 4]>)> {
+        if self.row == 0 {
+            self.start(text, w)?;
+        }
+        if self.row != self.n + 1 || self.b != self.n {
+            return Err(std::io::Error::other(format!(
+                "{} rows for {} bases (a bug)",
+                self.row, self.n
+            )));
+        }
+        self.emit_line(w)?;
+        Ok((self.primary, c_from_counts(self.total), self.sup))
+    }
+}
