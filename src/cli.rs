@@ -33,6 +33,16 @@ fn positive(s: &str) -> std::result::Result<usize, String> {
     }
 }
 
+/// A difference-cover period: a power of two from 4 to 4096.
+fn period(s: &str) -> std::result::Result<usize, String> {
+    use fmalign::sa::blockwise::{V_MAX, V_MIN};
+    match s.parse::<usize>() {
+        Ok(v) if v.is_power_of_two() && (V_MIN..=V_MAX).contains(&v) => Ok(v),
+        Ok(_) => Err(format!("must be a power of two from {V_MIN} to {V_MAX}")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// The parser of a library option with named values ([`Choice`]): its
 /// names, each with its help, as clap's possible values.
 fn choice<T: Choice + Send + Sync>() -> impl clap::builder::TypedValueParser<Value = T> {
@@ -112,14 +122,14 @@ pub struct IndexArgs {
     /// No log messages (warnings and errors still print)
     #[arg(short, long)]
     pub quiet: bool,
-    /// Memory the build may use (e.g. 16G, 500M; K, M, G, T: powers of 1024) [default: 90% of the available memory]. A reference whose whole-text build needs more (about 7 bytes per base, 11 above 2^31 bases) is built in parts within SIZE, to the same bytes; the least it can be is about 0.54 bytes per base + 96 MiB (and the largest sequence while reading): below that, an error with the figures
+    /// Memory the build may use (e.g. 16G, 500M; K, M, G, T: powers of 1024) [default: 90% of the available memory]. A reference whose whole-text build needs more (about 6 bytes per base + 16 MiB, 10 above 2^31 bases) is built in parts within SIZE, to the same bytes; the least it can be is about 0.54 bytes per base + 32 to 56 MiB (and the largest sequence while reading): below that, an error with the figures
     #[arg(long, value_name = "SIZE", value_parser = fmalign::mem::parse_size)]
     pub max_memory: Option<u64>,
     /// Build in parts of at most N suffixes, even when the whole-text build fits (like bowtie-build --bmax; default: as large as --max-memory allows)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_part: Option<u64>,
     /// Difference-cover period of a build in parts (a power of two from 4 to 4096, like bowtie-build --dcv; smaller: faster, more memory; default: chosen by --max-memory)
-    #[arg(long, value_name = "V")]
+    #[arg(long, value_name = "V", value_parser = period)]
     pub dcv: Option<usize>,
     /// Device memory the GPU build may use (e.g. 40G) [default: the free device memory]; a larger estimate builds on the CPU, with a notice
     #[arg(long, value_name = "SIZE", value_parser = fmalign::mem::parse_size)]

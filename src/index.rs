@@ -101,17 +101,18 @@ impl Default for IndexConfig {
     }
 }
 
-/// Peak memory of `fmalign index` for a text of `n` unambiguous bases, with
-/// 64-bit positions when `wide`: bytes per base from the peaks measured in
-/// docs/BENCHMARKS.md (libsais: 5.5 to 6.3 below 2^31 bases, ~9.5 above;
-/// the data-parallel algorithms on their worst inputs: hybrid 25, skew 26,
-/// ls 63 on all-A), with a margin, plus 64 MiB. The text itself (1 byte per
-/// base, already read) is included.
+/// Peak memory of the whole-text `fmalign index` for a text of `n`
+/// unambiguous bases, with 64-bit positions when `wide`: bytes per base
+/// from the peaks measured in docs/BENCHMARKS.md (libsais: 5.8 on chr20,
+/// 5.7 on 1.89 Gbp, 7.1 on E. coli where the constant counts; ~9.5 above
+/// 2^31 bases; the data-parallel algorithms on their worst inputs: hybrid
+/// 25, skew 26, ls 63 on all-A), a few percent over, plus 16 MiB. The text
+/// itself (1 byte per base, unpacked from the 2-bit read) is included.
 pub fn memory_estimate(n: u64, wide: bool, algorithm: SaAlgorithm) -> u64 {
     let big = wide || n >= 1 << 31;
     let per_base: f64 = match (algorithm, big) {
-        (SaAlgorithm::Auto | SaAlgorithm::Libsais, false) => 7.0,
-        (SaAlgorithm::Auto | SaAlgorithm::Libsais, true) => 11.0,
+        (SaAlgorithm::Auto | SaAlgorithm::Libsais, false) => 6.0,
+        (SaAlgorithm::Auto | SaAlgorithm::Libsais, true) => 10.0,
         (SaAlgorithm::Hybrid, false) => 27.0,
         (SaAlgorithm::Skew, false) => 28.0,
         (SaAlgorithm::Ls, false) => 66.0,
@@ -119,7 +120,7 @@ pub fn memory_estimate(n: u64, wide: bool, algorithm: SaAlgorithm) -> u64 {
         (SaAlgorithm::Skew, true) => 52.0,
         (SaAlgorithm::Ls, true) => 124.0,
     };
-    (n as f64 * per_base) as u64 + (64 << 20)
+    (n as f64 * per_base) as u64 + (16 << 20)
 }
 
 /// The index beside a reference: `REF.fa` → `REF.fa.fmi` (`REF.fa.gz` →

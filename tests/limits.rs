@@ -1,5 +1,7 @@
-//! `fmalign index --max-memory`: refused up front with the estimate when it
-//! does not fit; when it fits, the build's peak RSS stays under the estimate
+//! `fmalign index --max-memory`: refused up front with the figures below
+//! the floor of a build in parts; between the floor and the whole-text
+//! estimate, built in parts under the limit; when the whole-text build fits,
+//! its peak RSS stays under the estimate
 //! (measured with `getrusage(RUSAGE_CHILDREN)`: this file holds one test, so
 //! the only children are its own runs, one at a time).
 
@@ -51,11 +53,33 @@ fn max_memory_refuses_up_front_and_builds_stay_under_the_estimate() {
     assert!(!o.status.success());
     assert!(
         stderr.contains("6000000 unambiguous bases")
-            && stderr.contains("needs about")
+            && stderr.contains("needs at least")
             && stderr.contains("--max-memory"),
         "{stderr}"
     );
     assert!(!d.join("x.fmi").exists());
+    // Between the floor and the whole-text estimate: built in parts, and
+    // the peak stays under the limit (first: the figure is the largest child
+    // so far).
+    let o = run(&[
+        "index",
+        "-t",
+        "2",
+        "--max-memory",
+        "50M",
+        "-p",
+        "x.fmi",
+        "ref.fa",
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stderr.contains("built in parts"), "{stderr}");
+    let peak = children_max_rss();
+    assert!(
+        peak <= 50 << 20,
+        "in parts: peak RSS {peak} above the limit"
+    );
+    std::fs::remove_file(d.join("x.fmi")).unwrap();
     // Bad sizes are usage errors.
     for bad in ["5X", "G", "-3M", "many"] {
         let o = run(&["index", "--max-memory", bad, "ref.fa"]);

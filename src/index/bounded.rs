@@ -9,7 +9,8 @@
 //! sample's ranks (`4 |D| / v` bytes per base; while they are computed, the
 //! sampled positions as well), the bucket counts (at most 24 MiB) and one
 //! part (`P + 1` bytes per suffix: its positions and their BWT bases), plus
-//! [`FIXED`]. The Occ lines and SSA rows go straight to the file.
+//! [`FIXED`]. The estimate is checked against measured peaks in
+//! docs/BENCHMARKS.md. The Occ lines and SSA rows go straight to the file.
 
 use std::fs::File;
 use std::path::Path;
@@ -29,10 +30,15 @@ use crate::reference::Reference;
 use crate::sa::Pos;
 use crate::sa::blockwise::{self, blockwise, sample_bytes};
 
-/// Memory besides the tables: the program, thread stacks, the file
-/// writer's buffers (1 MiB per section), the bucket counts (at most
-/// 24 MiB), sort buffers.
-pub const FIXED: u64 = 96 << 20;
+/// Memory besides the tables, whatever the text: the program, thread
+/// stacks, the file writer's buffers (up to 1 MiB per section).
+pub const FIXED: u64 = 32 << 20;
+
+/// Memory besides the text, the sample and the part: [`FIXED`] and the
+/// bucket counts (24 bytes per bucket, at most 24 MiB).
+fn fixed(n: u64) -> u64 {
+    FIXED + blockwise::bucket_bytes(n)
+}
 
 /// Difference-cover periods tried, smallest (fastest comparisons, largest
 /// sample) first.
@@ -73,12 +79,12 @@ fn peak(n: u64, wide: bool, v: usize, max_part: u64, largest: u64) -> u64 {
     let sorting = ranks + max_part.min(n) * part_bytes(wide);
     // Reading: the packed text grows while one record is held whole.
     let reading = text + largest + largest / 60;
-    (text + sample_build.max(sorting)).max(reading) + FIXED
+    (text + sample_build.max(sorting)).max(reading) + fixed(n)
 }
 
 /// The least memory a bounded build of `n` bases can run in: the largest
-/// period, parts of `n / 64` suffixes. About 0.5 bytes per base plus
-/// [`FIXED`] (and the largest sequence while reading).
+/// period, parts of `n / 64` suffixes. About 0.54 bytes per base plus
+/// [`FIXED`] and the bucket counts (and the largest sequence while reading).
 pub fn floor(n: u64, wide: bool, largest: u64) -> u64 {
     peak(n, wide, blockwise::V_MAX, n.div_ceil(FLOOR_PARTS), largest)
 }

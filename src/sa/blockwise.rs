@@ -461,15 +461,28 @@ struct Buckets {
 /// stripe).
 const BUCKET_BASES_MAX: usize = 10;
 
+/// Bases in the bucket key for a text of `n` bases: about 32 positions per
+/// bucket, at most [`BUCKET_BASES_MAX`].
+fn bucket_bases(n: usize) -> usize {
+    let mut k = 1;
+    while k < BUCKET_BASES_MAX && (1usize << (2 * k)) * 32 < n {
+        k += 1;
+    }
+    k
+}
+
+/// Bytes of the bucket counts for a text of `n` bases (the totals and up to
+/// four stripes' counts).
+pub fn bucket_bytes(n: u64) -> u64 {
+    24 << (2 * bucket_bases(n.min(usize::MAX as u64) as usize))
+}
+
 impl Buckets {
     /// Counts the positions `p` with `keep(p)` per bucket; `k` grows with
     /// the text (about 32 positions per bucket) up to [`BUCKET_BASES_MAX`].
     fn new(text: &PackedText, keep: impl Fn(usize) -> bool + Sync) -> Self {
         let n = text.len();
-        let mut k = 1;
-        while k < BUCKET_BASES_MAX && (1usize << (2 * k)) * 32 < n {
-            k += 1;
-        }
+        let k = bucket_bases(n);
         let b = 1usize << (2 * k);
         // A few stripes (u32 counts: a stripe is at most 2^31 positions).
         let stripes = rayon::current_num_threads()
