@@ -319,6 +319,33 @@ pub fn build_and_write(reference: Reference, cfg: &IndexConfig, out: &Path) -> R
     })
 }
 
+/// Whether the reference at `path` may be too large for the whole-text
+/// build within `cfg.max_memory` (its size on disk, times 5 when it is
+/// compressed, taken as the bases), so that it is better read streamed
+/// ([`crate::scan::read_packed`]: no record held whole) than by the faster
+/// record parser. Parts asked for (`max_part`, `dcv`) count as too large.
+pub fn may_need_parts(path: &Path, cfg: &IndexConfig) -> bool {
+    if cfg.max_part.is_some() || cfg.dcv.is_some() {
+        return true;
+    }
+    let Some(limit) = cfg.max_memory else {
+        return false;
+    };
+    let len = std::fs::metadata(path).map_or(0, |m| m.len());
+    let compressed = std::fs::File::open(path)
+        .and_then(|mut f| {
+            let mut magic = [0u8; 2];
+            std::io::Read::read_exact(&mut f, &mut magic).map(|_| magic == [0x1f, 0x8b])
+        })
+        .unwrap_or(false);
+    let bases = if compressed {
+        len.saturating_mul(5)
+    } else {
+        len
+    };
+    memory_estimate(bases, cfg.wide, cfg.sa) > limit
+}
+
 /// Builds the index of a reference read 2 bits per base
 /// ([`crate::reference::read_fasta_packed`]) and writes it to `out`: the
 /// whole-text build when its [`memory_estimate`] fits `max_memory`, else
@@ -335,26 +362,18 @@ pub fn build_file(
     cfg.validate()?;
     let n = reference.text.len() as u64;
     let wide = cfg.wide || n >= WIDE_THRESHOLD;
-    let largest = reference
-        .layout
-        .contigs
-        .iter()
-        .map(|c| c.len)
-        .max()
-        .unwrap_or(0);
     let forced = cfg.max_part.is_some() || cfg.dcv.is_some();
     let need = memory_estimate(n, wide, cfg.sa);
     if !forced && cfg.max_memory.is_none_or(|limit| need <= limit) {
         return build_and_write(reference.unpacked(), cfg, out);
     }
-    let Some(plan) = bounded::plan(n, wide, largest, cfg.max_memory, cfg.max_part, cfg.dcv) else {
-        let floor = bounded::floor(n, wide, largest);
+    let Some(plan) = bounded::plan(n, wide, cfg.max_memory, cfg.max_part, cfg.dcv) else {
+        let floor = bounded::floor(n, wide);
         return Err(Error::Usage(format!(
-            "building the index of {n} unambiguous bases needs at least {} of memory (in parts: {:.2} bytes per base + {}, and the largest sequence, {} bases, while reading), more than the limit of {} (--max-memory; default: 90% of the memory available); raise it, or build with --distributed on several machines",
+            "building the index of {n} unambiguous bases needs at least {} of memory (in parts: {:.2} bytes per base + {}), more than the limit of {} (--max-memory; default: 90% of the memory available); raise it, or build with --distributed on several machines",
             crate::mem::human_bytes(floor),
             bounded::FLOOR_BYTES_PER_BASE,
             crate::mem::human_bytes(bounded::FIXED),
-            largest,
             crate::mem::human_bytes(cfg.max_memory.unwrap_or(0)),
         )));
     };

@@ -14,9 +14,10 @@ use std::path::Path;
 
 use md5::{Digest, Md5};
 
+use crate::dna::PackedText;
 use crate::error::{Error, Result};
 use crate::input::read_up_to;
-use crate::reference::{AMBIGUOUS, CLASS, Contig, Hole, Layout, contig_name};
+use crate::reference::{AMBIGUOUS, CLASS, Contig, Hole, Layout, Reference, contig_name};
 
 /// A point from which the text can be read: `offset` is the byte offset, in the
 /// decompressed FASTA stream, of the byte holding base T[text_pos].
@@ -64,6 +65,30 @@ pub fn scan_fasta(path: &Path, every: u64) -> Result<Scan> {
 
 /// [`scan_fasta`] reading `chunk` bytes at a time (at most).
 fn scan_fasta_chunked(path: &Path, every: u64, chunk: usize) -> Result<Scan> {
+    Ok(scan(path, every, chunk, None)?.0)
+}
+
+/// The reference at `path` read in one streaming pass straight into a 2-bit
+/// text: what [`crate::reference::read_fasta_packed`] returns, without
+/// holding a whole record (needletail's parser does): memory is the packed
+/// text (a quarter byte per base) and a 1 MiB buffer. For builds that must
+/// fit a memory limit.
+pub fn read_packed(path: &Path) -> Result<Reference<PackedText>> {
+    let (scan, text) = scan(path, u64::MAX, CHUNK, Some(PackedText::default()))?;
+    Ok(Reference {
+        layout: scan.layout,
+        text: text.expect("asked for"),
+        warnings: scan.warnings,
+    })
+}
+
+/// The scan, with the text packed into `text` when given.
+fn scan(
+    path: &Path,
+    every: u64,
+    chunk: usize,
+    text: Option<PackedText>,
+) -> Result<(Scan, Option<PackedText>)> {
     assert!(
         every > 0,
         "scan_fasta: checkpoint interval must be positive"
@@ -92,6 +117,7 @@ fn scan_fasta_chunked(path: &Path, every: u64, chunk: usize) -> Result<Scan> {
     let input = Cursor::new(head).chain(input);
     let mut reader = BufReader::with_capacity(chunk, input);
     let mut s = Scanner::new(path, every);
+    s.text = text;
     let mut consumed = 0u64;
     loop {
         let buf = reader.fill_buf().map_err(|e| read_error(path, e))?;
@@ -351,6 +377,8 @@ struct Scanner<'p> {
     record: Option<Record>,
     /// Sequence bytes not yet given to the MD5, upper-cased before.
     md5_buf: Vec<u8>,
+    /// Where the bases go, when they are kept.
+    text: Option<PackedText>,
 }
 
 impl<'p> Scanner<'p> {
@@ -372,6 +400,7 @@ impl<'p> Scanner<'p> {
             name: Vec::new(),
             record: None,
             md5_buf: Vec::new(),
+            text: None,
         }
     }
 
@@ -452,6 +481,11 @@ impl<'p> Scanner<'p> {
                     i += 1;
                 }
                 let run = (i - run_start) as u64;
+                if let Some(t) = self.text.as_mut() {
+                    for &b in &buf[run_start..i] {
+                        t.push(CLASS[b as usize]);
+                    }
+                }
                 while next_checkpoint < text_pos + run {
                     self.checkpoints.push(Checkpoint {
                         text_pos: next_checkpoint,
@@ -570,7 +604,7 @@ impl<'p> Scanner<'p> {
     }
 
     /// End of the stream.
-    fn finish(mut self) -> Result<Scan> {
+    fn finish(mut self) -> Result<(Scan, Option<PackedText>)> {
         if self.state != State::Sequence {
             // A header line with no line break after it.
             self.end_header()?;
@@ -582,12 +616,13 @@ impl<'p> Scanner<'p> {
                 "no sequence with bases in this FASTA file",
             ));
         }
-        Ok(Scan {
+        let scan = Scan {
             layout: self.layout,
             text_len: self.text_pos,
             warnings: self.warnings,
             checkpoints: self.checkpoints,
-        })
+        };
+        Ok((scan, self.text))
     }
 }
 
@@ -677,6 +712,20 @@ mod tests {
             (write(&dir, "r.fa.gz", &gzip(data, members)), true),
         ] {
             let oracle = read_fasta(&path);
+            // The streamed 2-bit read gives read_fasta's reference.
+            match (
+                &oracle,
+                scan(&path, u64::MAX, chunk, Some(PackedText::default())),
+            ) {
+                (Err(e), Err(f)) => {
+                    assert_eq!(message(&f, &path), message(e, &path), "packed {data:?}")
+                }
+                (Ok(r), Ok((s, t))) => {
+                    assert_eq!(s.layout, r.layout, "packed {data:?} gz {gz}");
+                    assert_eq!(t.expect("kept").to_codes(), r.text, "packed {data:?}");
+                }
+                (o, s) => panic!("{data:?} gz {gz}: read_fasta {o:?}, packed {s:?}"),
+            }
             for &every in everys {
                 let scan = scan_fasta_chunked(&path, every, chunk);
                 let (r, s) = match (&oracle, scan) {

@@ -69,24 +69,23 @@ pub struct Plan {
 }
 
 /// Peak of a bounded build of `n` bases with period `v` and parts of
-/// `max_part` suffixes (largest contig: `largest` bases, read whole).
-fn peak(n: u64, wide: bool, v: usize, max_part: u64, largest: u64) -> u64 {
+/// `max_part` suffixes. The reference is read streamed
+/// ([`crate::scan::read_packed`]): the packed text and a 1 MiB buffer.
+fn peak(n: u64, wide: bool, v: usize, max_part: u64) -> u64 {
     let text = n / 4 + 64;
     let ranks = sample_bytes(n, v);
     // While the sample is ranked: its positions (as many bytes as the
     // ranks), and the groups still tied (at most as many again).
     let sample_build = 3 * ranks;
     let sorting = ranks + max_part.min(n) * part_bytes(wide);
-    // Reading: the packed text grows while one record is held whole.
-    let reading = text + largest + largest / 60;
-    (text + sample_build.max(sorting)).max(reading) + fixed(n)
+    text + sample_build.max(sorting) + fixed(n)
 }
 
 /// The least memory a bounded build of `n` bases can run in: the largest
 /// period, parts of `n / 64` suffixes. About 0.54 bytes per base plus
-/// [`FIXED`] and the bucket counts (and the largest sequence while reading).
-pub fn floor(n: u64, wide: bool, largest: u64) -> u64 {
-    peak(n, wide, blockwise::V_MAX, n.div_ceil(FLOOR_PARTS), largest)
+/// [`FIXED`] and the bucket counts.
+pub fn floor(n: u64, wide: bool) -> u64 {
+    peak(n, wide, blockwise::V_MAX, n.div_ceil(FLOOR_PARTS))
 }
 
 /// The plan for `n` bases within `limit` bytes: the smallest period whose
@@ -96,7 +95,6 @@ pub fn floor(n: u64, wide: bool, largest: u64) -> u64 {
 pub fn plan(
     n: u64,
     wide: bool,
-    largest: u64,
     limit: Option<u64>,
     max_part: Option<u64>,
     v: Option<usize>,
@@ -113,7 +111,7 @@ pub fn plan(
             Some(p) => p.max(1),
             None => {
                 // The largest part within the limit.
-                let base = peak(n, wide, v, 0, largest);
+                let base = peak(n, wide, v, 0);
                 if base > limit {
                     continue;
                 }
@@ -126,7 +124,7 @@ pub fn plan(
         let p = Plan {
             v,
             max_part: part,
-            peak: peak(n, wide, v, part, largest),
+            peak: peak(n, wide, v, part),
         };
         if p.peak > limit {
             continue;
