@@ -499,9 +499,11 @@ impl Buckets {
             .into_par_iter()
             .map(|s| {
                 let mut c = vec![0u32; b];
-                for p in me.stripe(s, n).filter(|&p| keep(p)) {
-                    c[me.of(text, p)] += 1;
-                }
+                me.walk(text, me.stripe(s, n), |p, b| {
+                    if keep(p) {
+                        c[b] += 1;
+                    }
+                });
                 c
             })
             .collect();
@@ -523,6 +525,27 @@ impl Buckets {
     /// Suffixes counted.
     fn total(&self) -> usize {
         self.counts.iter().sum::<u64>() as usize
+    }
+
+    /// Calls `f(p, bucket of p)` for the positions `p` of `range` in
+    /// order, the bucket rolled from the previous one (a shift and the next
+    /// base) rather than read anew.
+    #[inline]
+    fn walk(
+        &self,
+        text: &PackedText,
+        range: std::ops::Range<usize>,
+        mut f: impl FnMut(usize, usize),
+    ) {
+        if range.is_empty() {
+            return;
+        }
+        let mask = (1usize << (2 * self.k)) - 1;
+        let mut b = self.of(text, range.start);
+        for p in range {
+            f(p, b);
+            b = ((b << 2) | text.get(p + self.k) as usize) & mask;
+        }
     }
 
     /// The bucket of the suffix at `p`.
@@ -555,14 +578,13 @@ impl Buckets {
         assert_eq!(at, out.len(), "blockwise: a bucket count changed (a bug)");
         let shared = SharedSlice::new(out);
         next.into_par_iter().enumerate().for_each(|(s, mut next)| {
-            for p in self.stripe(s, n).filter(|&p| keep(p)) {
-                let b = self.of(text, p);
-                if range.contains(&b) {
+            self.walk(text, self.stripe(s, n), |p, b| {
+                if range.contains(&b) && keep(p) {
                     let slot = &mut next[b - range.start];
                     shared.store(*slot, value(p));
                     *slot += 1;
                 }
-            }
+            });
         });
     }
 }
