@@ -309,11 +309,14 @@ impl DcSample {
         buckets.scatter(text, all.clone(), in_cover, slot, &mut order);
         let counts: Vec<usize> = buckets.counts.iter().map(|&c| c as usize).collect();
         drop(buckets);
+        // Equal words over the first v bases: only their lengths (the end
+        // of the text within v bases) can differ.
         sort_buckets(
             &mut order,
             &counts,
-            |s| key(text, pos(s)),
-            |a, b| cmp_prefix(text, pos(a), pos(b), v),
+            levels(v),
+            |s, l| key_at(text, pos(s), l),
+            |a, b| v.min(n - pos(a)).cmp(&v.min(n - pos(b))),
         );
         drop(counts);
         let m = order.len();
@@ -590,14 +593,18 @@ impl Buckets {
 }
 
 /// Sorts each bucket of `items` (ordered by bucket, `counts[b]` in bucket
-/// `b`) by `key`, then `tie` between equal keys (a total order over the
-/// items together): in parallel over runs of small buckets, each sorted as
-/// (key, item) pairs; a large bucket with a parallel sort of its own.
+/// `b`) by `word(item, 0)`, then among equal words by `word(item, 1)`, ...
+/// up to `levels` words, then by `last` (together a total order over the
+/// items). Runs of small buckets are sorted in parallel, as (word, item)
+/// pairs refined level by level in cache (a most-significant-word radix
+/// sort: each item's word at a level is read once); a large bucket with a
+/// parallel comparison sort of its own.
 fn sort_buckets<T: Copy + Send + Sync>(
     items: &mut [T],
     counts: &[usize],
-    key: impl Fn(T) -> u64 + Sync,
-    tie: impl Fn(T, T) -> Ordering + Sync,
+    levels: usize,
+    word: impl Fn(T, usize) -> u64 + Sync,
+    last: impl Fn(T, T) -> Ordering + Sync,
 ) {
     const TASK: usize = 1 << 16;
     // Runs of whole buckets of about TASK items; a bucket over TASK alone.
@@ -626,17 +633,66 @@ fn sort_buckets<T: Copy + Send + Sync>(
                 continue;
             }
             keyed.clear();
-            keyed.extend(bucket.iter().map(|&x| (key(x), x)));
-            keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| tie(a.1, b.1)));
+            keyed.extend(bucket.iter().map(|&x| (word(x, 0), x)));
+            refine(&mut keyed, 0, levels, &word, &last);
             bucket
                 .iter_mut()
                 .zip(&keyed)
                 .for_each(|(x, &(_, y))| *x = y);
         }
     });
+    let cmp = |a: T, b: T| {
+        (0..levels)
+            .map(|l| word(a, l).cmp(&word(b, l)))
+            .find(|o| o.is_ne())
+            .unwrap_or_else(|| last(a, b))
+    };
     for (run, _) in big {
-        run.par_sort_unstable_by(|&a, &b| key(a).cmp(&key(b)).then_with(|| tie(a, b)));
+        run.par_sort_unstable_by(|&a, &b| cmp(a, b));
     }
+}
+
+/// Sorts `keyed`, whose words are those of `level`; runs of equal words are
+/// given the next level's words and sorted again, and after `levels`
+/// levels ordered by `last`.
+fn refine<T: Copy>(
+    keyed: &mut [(u64, T)],
+    level: usize,
+    levels: usize,
+    word: &impl Fn(T, usize) -> u64,
+    last: &impl Fn(T, T) -> Ordering,
+) {
+    keyed.sort_unstable_by_key(|x| x.0);
+    let mut a = 0;
+    while a < keyed.len() {
+        let mut b = a + 1;
+        while b < keyed.len() && keyed[b].0 == keyed[a].0 {
+            b += 1;
+        }
+        if b - a > 1 {
+            let run = &mut keyed[a..b];
+            if level + 1 < levels {
+                run.iter_mut().for_each(|x| x.0 = word(x.1, level + 1));
+                refine(run, level + 1, levels, word, last);
+            } else {
+                run.sort_unstable_by(|x, y| last(x.1, y.1));
+            }
+        }
+        a = b;
+    }
+}
+
+/// Words of 32 bases a sort compares before its final comparison, for
+/// suffixes compared over `v` bases.
+fn levels(v: usize) -> usize {
+    v.div_ceil(32)
+}
+
+/// [`key`] of the bases `32 level ..` of the suffix at `p` (0 past the end).
+#[inline]
+fn key_at(text: &PackedText, p: usize, level: usize) -> u64 {
+    let q = p + 32 * level;
+    if q > text.len() { 0 } else { key(text, q) }
 }
 
 /// The suffixes `x` with a bucket in `buckets` and `lo < x <= hi` in suffix
@@ -813,6 +869,7 @@ fn sorted_part<P: Pos>(b: &Buckets, s: &DcSample, text: &PackedText, range: &Ran
     let n = text.len();
     let mut part: Vec<P> = vec![P::from_u64(0); range.count];
     let tie = |x: P, y: P| s.cmp(text, x.to_u64() as usize, y.to_u64() as usize);
+    let word = |x: P, l: usize| key_at(text, x.to_u64() as usize, l);
     let key = |x: P| key(text, x.to_u64() as usize);
     if range.lo.is_none() && range.hi.is_none() {
         b.scatter(
@@ -826,7 +883,7 @@ fn sorted_part<P: Pos>(b: &Buckets, s: &DcSample, text: &PackedText, range: &Ran
             .iter()
             .map(|&c| c as usize)
             .collect();
-        sort_buckets(&mut part, &counts, key, tie);
+        sort_buckets(&mut part, &counts, levels(s.cover.v), word, tie);
         return part;
     }
     let len = n.div_ceil(STRIPES).max(1);
