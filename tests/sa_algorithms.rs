@@ -859,6 +859,8 @@ fn check_index(fasta: &[u8], what: &str) {
                     device,
                     max_memory: None,
                     max_gpu_memory: None,
+                    max_part: None,
+                    dcv: None,
                 };
                 let index = build_in_memory(reference(fasta), &cfg)
                     .unwrap_or_else(|e| panic!("{what}: {e}"));

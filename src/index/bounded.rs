@@ -347,7 +347,7 @@ impl Tables {
     ) -> std::io::Result<()> {
         let l = self.lines;
         self.lines += 1;
-        if (l % SUPER_LINES) == 0 {
+        if l.is_multiple_of(SUPER_LINES) {
             self.sup.push(self.total);
         }
         let base = *self.sup.last().expect("pushed");
