@@ -251,6 +251,11 @@ impl PackedText {
         }
     }
 
+    /// Gives back unused capacity (keeping the zero word past the end).
+    pub fn shrink_to_fit(&mut self) {
+        self.words.shrink_to_fit();
+    }
+
     /// Bytes held.
     pub fn bytes(&self) -> usize {
         self.words.capacity() * 8

@@ -11,6 +11,7 @@ use std::time::Instant;
 use fmalign_index_format::{self as format, SectionId};
 
 pub mod bounded;
+pub use bounded::Progress;
 
 use crate::build::{FmParts, fm_from_sa};
 use crate::device::{Device, Ran};
@@ -351,13 +352,13 @@ pub fn may_need_parts(path: &Path, cfg: &IndexConfig) -> bool {
 /// whole-text build when its [`memory_estimate`] fits `max_memory`, else
 /// (or when `max_part`/`dcv` ask for it) the build in parts of
 /// [`bounded`], within the limit; below [`bounded::floor`] an error with
-/// the figures. The bytes are the same either way. `progress` gets the
-/// suffixes sorted so far and their total during a build in parts.
+/// the figures. The bytes are the same either way. `progress` is called
+/// after each part of a build in parts ([`bounded::Progress`]).
 pub fn build_file(
     reference: Reference<PackedText>,
     cfg: &IndexConfig,
     out: &Path,
-    progress: &mut bounded::Progress<'_>,
+    progress: &mut bounded::OnProgress<'_>,
 ) -> Result<BuildReport> {
     cfg.validate()?;
     let n = reference.text.len() as u64;

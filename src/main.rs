@@ -57,16 +57,17 @@ fn run_index(a: IndexArgs) -> Result<()> {
         let b = indicatif::ProgressBar::new(1);
         b.set_style(
             indicatif::ProgressStyle::with_template(
-                "sorting suffixes in parts {wide_bar} {percent}% {elapsed} (about {eta} left)",
+                "sorting suffixes: {msg} {wide_bar} {percent}% {elapsed} (about {eta} left)",
             )
             .expect("template"),
         );
         b
     });
-    let mut progress = |done: u64, total: u64| {
+    let mut progress = |p: &fmalign::index::Progress| {
         if let Some(b) = &bar {
-            b.set_length(total);
-            b.set_position(done);
+            b.set_length(p.total);
+            b.set_position(p.suffixes);
+            b.set_message(format!("part {} of about {}", p.parts, p.planned));
         }
     };
     let report = build_file(reference, &cfg, &out, &mut progress)?;

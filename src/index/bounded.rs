@@ -139,9 +139,24 @@ pub fn plan(
     best.filter(|b| b.max_part >= n.div_ceil(FLOOR_PARTS).min(b.max_part.max(1)))
 }
 
-/// Progress of a build: suffixes sorted so far, of `total` (the text's and
-/// the reversed text's).
-pub type Progress<'p> = dyn FnMut(u64, u64) + Send + 'p;
+/// Progress of a build in parts, after each part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Suffixes sorted so far, of `total` (the text's and the reversed
+    /// text's).
+    pub suffixes: u64,
+    /// See `suffixes`.
+    pub total: u64,
+    /// Parts done (both directions).
+    pub parts: usize,
+    /// Parts in all, as far as known: while the text is sorted, the
+    /// reversed text is expected to take as many (a range larger than a
+    /// part adds parts when it is split).
+    pub planned: usize,
+}
+
+/// What a build calls after each part.
+pub type OnProgress<'p> = dyn FnMut(&Progress) + Send + 'p;
 
 /// Builds the index of `reference` by `plan` and writes it to `out`
 /// (through a temporary file renamed at the end).
@@ -150,7 +165,7 @@ pub(super) fn build<P: Pos>(
     cfg: &IndexConfig,
     plan: &Plan,
     out: &Path,
-    progress: &mut Progress<'_>,
+    progress: &mut OnProgress<'_>,
 ) -> Result<BuildReport> {
     let Reference {
         layout, mut text, ..
@@ -194,11 +209,16 @@ pub(super) fn build<P: Pos>(
         SectionId::Occ,
         SectionId::Ssa,
     );
-    let summary = blockwise::<P>(&text, plan.v, max_part, &mut |part, done| {
+    let summary = blockwise::<P>(&text, plan.v, max_part, &mut |part, at| {
         let t = Instant::now();
         fwd.part(&text, part, &mut w).map_err(io)?;
         report.fm_seconds += t.elapsed().as_secs_f64();
-        progress((done + part.len()) as u64, total);
+        progress(&Progress {
+            suffixes: (at.before + part.len()) as u64,
+            total,
+            parts: at.parts + 1,
+            planned: 2 * at.planned,
+        });
         Ok(())
     })?;
     let t = Instant::now();
@@ -208,11 +228,16 @@ pub(super) fn build<P: Pos>(
     text.reverse();
     report.fm_seconds += t.elapsed().as_secs_f64();
     let mut rev = Tables::new(n, P::BYTES == 8, None, SectionId::RevOcc, SectionId::Ssa);
-    let rev_summary = blockwise::<P>(&text, plan.v, max_part, &mut |part, done| {
+    let rev_summary = blockwise::<P>(&text, plan.v, max_part, &mut |part, at| {
         let t = Instant::now();
         rev.part(&text, part, &mut w).map_err(io)?;
         report.fm_seconds += t.elapsed().as_secs_f64();
-        progress(n + (done + part.len()) as u64, total);
+        progress(&Progress {
+            suffixes: n + (at.before + part.len()) as u64,
+            total,
+            parts: summary.parts + at.parts + 1,
+            planned: summary.parts + at.planned,
+        });
         Ok(())
     })?;
     let t = Instant::now();
@@ -244,6 +269,15 @@ pub(super) fn build<P: Pos>(
         rev_summary.parts,
         crate::mem::human_bytes(summary.sample_bytes as u64),
         crate::mem::human_bytes(plan.peak),
+    ));
+    report.notices.push(format!(
+        "in parts: sample {:.1} s, collecting {:.1} s, sorting {:.1} s, splitting {:.1} s, tables {:.1} s; {} passes over the text",
+        summary.sample_seconds + rev_summary.sample_seconds,
+        summary.collect_seconds + rev_summary.collect_seconds,
+        summary.sort_seconds + rev_summary.sort_seconds,
+        summary.split_seconds + rev_summary.split_seconds,
+        report.fm_seconds,
+        summary.passes + rev_summary.passes,
     ));
     Ok(report)
 }

@@ -1,7 +1,7 @@
 //! Blockwise suffix sorting in bounded memory (Kärkkäinen 2007, "Fast BWT in
 //! small space by blockwise suffix sorting"; bowtie-build's `--bmax`/`--dcv`).
-//! The first step of issue 20: the algorithm as a library function, not yet
-//! used by `fmalign index`.
+//! `fmalign index` uses it when the whole-text build does not fit the memory
+//! limit ([`crate::index::bounded`]).
 //!
 //! **Method.**
 //!
@@ -15,14 +15,17 @@
 //!    distinct. Ranks are `u32`, one per sample slot.
 //! 3. Any two suffixes then compare in `O(v)` ([`DcSample::cmp`]): their first
 //!    `delta(i, j)` characters, then the ranks of `i + delta` and `j + delta`.
-//! 4. [`blockwise`] picks splitters (every `r`-th position, sorted with that
-//!    comparison), counts the suffixes between consecutive splitters (one pass
-//!    over the text), groups consecutive pieces into parts of at most
-//!    `max_part` suffixes, and for each part collects its suffixes (one more
-//!    pass), sorts them (rayon) and hands them to the caller in order. A
-//!    piece over `max_part` alone is split again by the same procedure with
-//!    splitters drawn from its own suffixes (at least two, so every
-//!    sub-piece is smaller: this terminates for any `max_part >= 1`).
+//! 4. [`blockwise`] counts the suffixes per bucket of their first `k <= 10`
+//!    bases (one pass over the text), groups consecutive buckets into parts
+//!    of at most `max_part` suffixes, and for each part places its suffixes
+//!    by bucket (one more pass), sorts each bucket word by word (32 bases a
+//!    level, up to `v` bases: an MSD radix sort in cache) then by step 3,
+//!    and hands the part to the caller in order. A bucket over `max_part`
+//!    (all-A runs, satellites) is split by splitters drawn from its own
+//!    suffixes (every `r`-th, sorted by step 3; pieces counted in one more
+//!    pass), and a piece still over `max_part` is split again (at least two
+//!    splitters, so every piece is smaller: this terminates for any
+//!    `max_part >= 1`).
 //!
 //! The concatenation of the parts is exactly the suffix array libsais and
 //! [`super::naive`] return (the end of the text sorts before every base),
@@ -30,18 +33,18 @@
 //! chosen by global indices over fixed chunks, and each part's order is a
 //! total order.
 //!
-//! **Memory.** The byte text (`n` bytes), the sample ranks (`4 |D| / v`
-//! bytes per base: 0.69 at `v = 64`, 0.33 at `v = 256`, 0.10 at
-//! `v = 4096` with the covers of [`cover`]), the splitters (at most `max(1024, max_part)` positions) and one part
-//! (`max_part` positions, twice while it is being collected). While the
-//! sample is ranked, its order (4 bytes per sampled suffix) and the
-//! (key, slot) pairs of its unsorted groups are live as well.
+//! **Memory.** The packed text (`n / 4` bytes), the sample ranks
+//! (`4 |D| / v` bytes per base: 0.33 at `v = 256`, 0.10 at `v = 4096` with
+//! the covers of [`cover`]), the bucket counts ([`bucket_bytes`]), the
+//! splitters (at most `max(1024, max_part)` positions) and one part
+//! (`max_part` positions). While the sample is ranked, its order (4 bytes
+//! per sampled suffix) and the (key, slot) pairs of its unsorted groups are
+//! live as well. [`crate::index::bounded`] plans `v` and `max_part` from
+//! these figures.
 //!
-//! **Not done yet.** The text is read a byte per base (not the 2-bit packed
-//! text); the steps are not [`super::steps::Backend`] steps (no GPU);
-//! nothing in `index` calls this yet (BWT, Occ and SSA are to be written per
-//! part); samples of `2^32` slots or more are refused; positions above
-//! `2^32` are tested only through `u64` [`Pos`] on small texts.
+//! **Not done yet.** The steps are not [`super::steps::Backend`] steps (no
+//! GPU, no ranks of a distributed build); samples of `2^32` slots or more
+//! are refused (a larger `v` samples fewer).
 
 use std::cmp::Ordering;
 use std::sync::OnceLock;
@@ -725,6 +728,29 @@ pub struct Summary {
     pub sample_bytes: usize,
     /// Seconds spent ranking the sample.
     pub sample_seconds: f64,
+    /// Seconds spent collecting the parts' suffixes from the text (passes
+    /// placing them by bucket, or counting and collecting a range bounded
+    /// by splitters).
+    pub collect_seconds: f64,
+    /// Seconds spent sorting the parts once collected.
+    pub sort_seconds: f64,
+    /// Seconds spent drawing splitters and counting the pieces of buckets
+    /// larger than a part.
+    pub split_seconds: f64,
+    /// Passes over the text (counting, placing, collecting, splitting).
+    pub passes: usize,
+}
+
+/// Where a part handed to `emit` stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct At {
+    /// Suffixes emitted before this part.
+    pub before: usize,
+    /// Parts emitted before this one.
+    pub parts: usize,
+    /// Parts known so far: those emitted, this one and those planned (a
+    /// range still to come may be split into more).
+    pub planned: usize,
 }
 
 /// The suffix array of `text` (no sentinel), handed to `emit` in parts of at
@@ -739,7 +765,7 @@ pub fn blockwise<P: Pos>(
     text: &PackedText,
     v: usize,
     max_part: usize,
-    emit: &mut dyn FnMut(&[P], usize) -> Result<()>,
+    emit: &mut dyn FnMut(&[P], At) -> Result<()>,
 ) -> Result<Summary> {
     blockwise_drawing(text, v, max_part, SPLITTERS_MIN, emit)
 }
@@ -751,7 +777,7 @@ fn blockwise_drawing<P: Pos>(
     v: usize,
     max_part: usize,
     min_splitters: usize,
-    emit: &mut dyn FnMut(&[P], usize) -> Result<()>,
+    emit: &mut dyn FnMut(&[P], At) -> Result<()>,
 ) -> Result<Summary> {
     if max_part == 0 {
         return Err(Error::SuffixArray(
@@ -774,7 +800,11 @@ fn blockwise_drawing<P: Pos>(
     if n == 0 {
         return Ok(summary);
     }
+    let t = std::time::Instant::now();
     let buckets = Buckets::new(text, |_| true);
+    summary.collect_seconds += t.elapsed().as_secs_f64();
+    // The sample's two passes (count, place) and this count.
+    summary.passes += 3;
     // Parts: runs of whole buckets of at most max_part suffixes; a bucket
     // over max_part alone (split by splitters when popped).
     let mut planned: Vec<Range> = Vec::new();
@@ -813,13 +843,18 @@ fn blockwise_drawing<P: Pos>(
         {
             // `hi` is a splitter drawn from the enclosing range and above
             // `lo`: the one suffix of the range.
-            emit(&[P::from_u64(hi as u64)], done)?;
+            let at = At {
+                before: done,
+                parts: summary.parts,
+                planned: summary.parts + 1 + stack.len(),
+            };
+            emit(&[P::from_u64(hi as u64)], at)?;
             done += 1;
             summary.parts += 1;
             continue;
         }
         if range.count <= max_part {
-            let part: Vec<P> = sorted_part(&buckets, &sample, text, &range);
+            let part: Vec<P> = sorted_part(&buckets, &sample, text, &range, &mut summary);
             if part.len() != range.count {
                 return Err(Error::SuffixArray(format!(
                     "blockwise: a part of {} suffixes was counted as {} (a bug)",
@@ -827,12 +862,20 @@ fn blockwise_drawing<P: Pos>(
                     range.count
                 )));
             }
-            emit(&part, done)?;
+            let at = At {
+                before: done,
+                parts: summary.parts,
+                planned: summary.parts + 1 + stack.len(),
+            };
+            emit(&part, at)?;
             done += part.len();
             summary.parts += 1;
             continue;
         }
+        let t = std::time::Instant::now();
         let pieces = split(&buckets, &sample, text, &range, max_part, min_splitters);
+        summary.split_seconds += t.elapsed().as_secs_f64();
+        summary.passes += 3;
         // Consecutive pieces grouped into parts of at most max_part; a piece
         // over max_part alone (split again when popped).
         let mut parts: Vec<Range> = Vec::new();
@@ -865,8 +908,15 @@ const STRIPES: usize = 64;
 /// the text places them by bucket, then each bucket is sorted. A range
 /// bounded by splitters (inside one bucket): one pass counts them per
 /// stripe, one more collects them, then they are sorted together.
-fn sorted_part<P: Pos>(b: &Buckets, s: &DcSample, text: &PackedText, range: &Range) -> Vec<P> {
+fn sorted_part<P: Pos>(
+    b: &Buckets,
+    s: &DcSample,
+    text: &PackedText,
+    range: &Range,
+    summary: &mut Summary,
+) -> Vec<P> {
     let n = text.len();
+    let t = std::time::Instant::now();
     let mut part: Vec<P> = vec![P::from_u64(0); range.count];
     let tie = |x: P, y: P| s.cmp(text, x.to_u64() as usize, y.to_u64() as usize);
     let word = |x: P, l: usize| key_at(text, x.to_u64() as usize, l);
@@ -879,11 +929,15 @@ fn sorted_part<P: Pos>(b: &Buckets, s: &DcSample, text: &PackedText, range: &Ran
             |p| P::from_u64(p as u64),
             &mut part,
         );
+        summary.passes += 1;
+        summary.collect_seconds += t.elapsed().as_secs_f64();
+        let t = std::time::Instant::now();
         let counts: Vec<usize> = b.counts[range.buckets.clone()]
             .iter()
             .map(|&c| c as usize)
             .collect();
         sort_buckets(&mut part, &counts, levels(s.cover.v), word, tie);
+        summary.sort_seconds += t.elapsed().as_secs_f64();
         return part;
     }
     let len = n.div_ceil(STRIPES).max(1);
@@ -912,7 +966,11 @@ fn sorted_part<P: Pos>(b: &Buckets, s: &DcSample, text: &PackedText, range: &Ran
             *slot = P::from_u64(x as u64);
         }
     });
+    summary.passes += 2;
+    summary.collect_seconds += t.elapsed().as_secs_f64();
+    let t = std::time::Instant::now();
     part.par_sort_unstable_by(|&x, &y| key(x).cmp(&key(y)).then_with(|| tie(x, y)));
+    summary.sort_seconds += t.elapsed().as_secs_f64();
     part
 }
 
@@ -1090,9 +1148,11 @@ mod tests {
         let summary = crate::thread_pool(threads)
             .unwrap()
             .install(|| {
-                blockwise_drawing::<P>(&t, v, max_part, min_splitters, &mut |p, done| {
+                blockwise_drawing::<P>(&t, v, max_part, min_splitters, &mut |p, at| {
                     assert!(!p.is_empty() && p.len() <= max_part);
-                    assert_eq!(done, out.iter().map(|p| p.len()).sum::<usize>());
+                    assert_eq!(at.before, out.iter().map(|p| p.len()).sum::<usize>());
+                    assert_eq!(at.parts, out.len());
+                    assert!(at.planned > at.parts);
                     out.push(p.iter().map(|x| x.to_u64()).collect());
                     Ok(())
                 })
