@@ -405,13 +405,27 @@ impl Tables {
         if self.row == 0 {
             self.start(text, w)?;
         }
-        part.par_iter()
-            .map(|p| match p.to_u64() {
-                0 => DOLLAR,
-                p => text.get(p as usize - 1),
-            })
-            .collect_into_vec(&mut self.bases);
-        let bases = std::mem::take(&mut self.bases);
+        // BWT bases: random reads of the text, prefetched a few ahead.
+        let mut bases = std::mem::take(&mut self.bases);
+        bases.clear();
+        bases.resize(part.len(), 0);
+        const AHEAD: usize = 16;
+        bases
+            .par_chunks_mut(1 << 14)
+            .zip(part.par_chunks(1 << 14))
+            .for_each(|(out, ps)| {
+                let at = |p: &P| (p.to_u64() as usize).saturating_sub(1);
+                ps.iter().take(AHEAD).for_each(|p| text.prefetch(at(p)));
+                for (i, (o, p)) in out.iter_mut().zip(ps).enumerate() {
+                    if let Some(q) = ps.get(i + AHEAD) {
+                        text.prefetch(at(q));
+                    }
+                    *o = match p.to_u64() {
+                        0 => DOLLAR,
+                        p => text.get(p as usize - 1),
+                    };
+                }
+            });
         for (k, (&c, p)) in bases.iter().zip(part).enumerate() {
             let row = self.row + k as u64;
             if c == DOLLAR {

@@ -319,6 +319,7 @@ impl DcSample {
             &counts,
             levels(v),
             |s, l| key_at(text, pos(s), l),
+            |s, l| text.prefetch(pos(s) + 32 * l),
             |a, b| v.min(n - pos(a)).cmp(&v.min(n - pos(b))),
         );
         drop(counts);
@@ -534,8 +535,9 @@ impl Buckets {
     }
 
     /// Calls `f(p, bucket of p)` for the positions `p` of `range` in
-    /// order, the bucket rolled from the previous one (a shift and the next
-    /// base) rather than read anew.
+    /// order. One read of 32 bases gives the buckets of the next `33 - k`
+    /// positions (shifts of one word, no chain from one position to the
+    /// next).
     #[inline]
     fn walk(
         &self,
@@ -543,14 +545,16 @@ impl Buckets {
         range: std::ops::Range<usize>,
         mut f: impl FnMut(usize, usize),
     ) {
-        if range.is_empty() {
-            return;
-        }
-        let mask = (1usize << (2 * self.k)) - 1;
-        let mut b = self.of(text, range.start);
-        for p in range {
-            f(p, b);
-            b = ((b << 2) | text.get(p + self.k) as usize) & mask;
+        let shift = 64 - 2 * self.k;
+        let step = 33 - self.k;
+        let mut p = range.start;
+        while p < range.end {
+            let w = key(text, p);
+            let m = step.min(range.end - p);
+            for j in 0..m {
+                f(p + j, ((w << (2 * j)) >> shift) as usize);
+            }
+            p += m;
         }
     }
 
@@ -607,6 +611,7 @@ fn sort_buckets<T: Copy + Send + Sync>(
     counts: &[usize],
     levels: usize,
     word: impl Fn(T, usize) -> u64 + Sync,
+    ahead: impl Fn(T, usize) + Sync,
     last: impl Fn(T, T) -> Ordering + Sync,
 ) {
     const TASK: usize = 1 << 16;
@@ -636,8 +641,9 @@ fn sort_buckets<T: Copy + Send + Sync>(
                 continue;
             }
             keyed.clear();
-            keyed.extend(bucket.iter().map(|&x| (word(x, 0), x)));
-            refine(&mut keyed, 0, levels, &word, &last);
+            keyed.extend(bucket.iter().map(|&x| (0, x)));
+            fill(&mut keyed, 0, &word, &ahead);
+            refine(&mut keyed, 0, levels, &word, &ahead, &last);
             bucket
                 .iter_mut()
                 .zip(&keyed)
@@ -663,6 +669,7 @@ fn refine<T: Copy>(
     level: usize,
     levels: usize,
     word: &impl Fn(T, usize) -> u64,
+    ahead: &impl Fn(T, usize),
     last: &impl Fn(T, T) -> Ordering,
 ) {
     keyed.sort_unstable_by_key(|x| x.0);
@@ -675,13 +682,37 @@ fn refine<T: Copy>(
         if b - a > 1 {
             let run = &mut keyed[a..b];
             if level + 1 < levels {
-                run.iter_mut().for_each(|x| x.0 = word(x.1, level + 1));
-                refine(run, level + 1, levels, word, last);
+                fill(run, level + 1, word, ahead);
+                refine(run, level + 1, levels, word, ahead, last);
             } else {
                 run.sort_unstable_by(|x, y| last(x.1, y.1));
             }
         }
         a = b;
+    }
+}
+
+/// Items a gather looks ahead ([`fill`]).
+const AHEAD: usize = 16;
+
+/// Sets each item's word to `word(item, level)`, first calling
+/// `ahead(item, level)` [`AHEAD`] items ahead (a prefetch): the words are
+/// random reads of the text, whose cache misses then overlap.
+#[inline]
+fn fill<T: Copy>(
+    keyed: &mut [(u64, T)],
+    level: usize,
+    word: &impl Fn(T, usize) -> u64,
+    ahead: &impl Fn(T, usize),
+) {
+    for &(_, x) in keyed.iter().take(AHEAD) {
+        ahead(x, level);
+    }
+    for i in 0..keyed.len() {
+        if let Some(&(_, x)) = keyed.get(i + AHEAD) {
+            ahead(x, level);
+        }
+        keyed[i].0 = word(keyed[i].1, level);
     }
 }
 
@@ -936,7 +967,8 @@ fn sorted_part<P: Pos>(
             .iter()
             .map(|&c| c as usize)
             .collect();
-        sort_buckets(&mut part, &counts, levels(s.cover.v), word, tie);
+        let ahead = |x: P, l: usize| text.prefetch(x.to_u64() as usize + 32 * l);
+        sort_buckets(&mut part, &counts, levels(s.cover.v), word, ahead, tie);
         summary.sort_seconds += t.elapsed().as_secs_f64();
         return part;
     }
