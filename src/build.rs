@@ -50,6 +50,16 @@ pub fn fm_from_sa<P: Pos>(text: &[u8], sa: &[P], sample_shift: u32) -> FmParts<P
         };
         text[p as usize - 1]
     };
+    const AHEAD: u64 = 48;
+    let ahead = |j: u64| {
+        let row = j + (j >= primary) as u64;
+        if row > 0 {
+            let p = sa[row as usize - 1].to_u64() as usize;
+            if let Some(b) = text.get(p.wrapping_sub(1)) {
+                crate::dna::prefetch(b);
+            }
+        }
+    };
     let lines = n / LINE_BASES + 1;
     let mut occ: Vec<OccLine> = (0..lines)
         .into_par_iter()
@@ -57,7 +67,15 @@ pub fn fm_from_sa<P: Pos>(text: &[u8], sa: &[P], sample_shift: u32) -> FmParts<P
             let mut line = OccLine::default();
             let start = l * LINE_BASES;
             let end = (start + LINE_BASES).min(n);
+            // The text is read at random: ask for it AHEAD bases early
+            // (the SA is read in order), so that the misses overlap.
+            for j in start..(start + AHEAD).min(end) {
+                ahead(j);
+            }
             for j in start..end {
+                if j + AHEAD < end {
+                    ahead(j + AHEAD);
+                }
                 let r = j - start;
                 let c = b_at(j);
                 line.push(r, c); // local count, made cumulative below

@@ -409,7 +409,7 @@ impl Tables {
         let mut bases = std::mem::take(&mut self.bases);
         bases.clear();
         bases.resize(part.len(), 0);
-        const AHEAD: usize = 16;
+        const AHEAD: usize = 48;
         bases
             .par_chunks_mut(1 << 14)
             .zip(part.par_chunks(1 << 14))
