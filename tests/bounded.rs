@@ -242,3 +242,56 @@ fn a_limit_builds_in_parts_or_refuses() {
         assert_eq!(o.status.code(), Some(2), "{bad:?}");
     }
 }
+
+/// The progress a build in parts reports: after every part, the suffixes
+/// sorted grow to twice the text (both directions), the parts count up by
+/// one, never past the parts known, and end equal to them; the file is the
+/// whole-text build's.
+#[test]
+fn progress_counts_parts_and_suffixes() {
+    use fmalign::index::{IndexConfig, Progress, build_file};
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng::new(5);
+    let mut seq = rng.bases(20_000);
+    // A long exact repeat: buckets larger than a part, split by splitters
+    // (parts the plan did not know of at first).
+    let unit = seq[..700].to_vec();
+    for _ in 0..6 {
+        seq.extend_from_slice(&unit);
+    }
+    std::fs::write(dir.path().join("ref.fa"), fasta(&[("r", seq)])).unwrap();
+    let path = dir.path().join("ref.fa");
+    let cfg = IndexConfig {
+        threads: 2,
+        max_part: Some(1500),
+        dcv: Some(64),
+        ..IndexConfig::default()
+    };
+    let reference = fmalign::scan::read_packed(&path).unwrap();
+    let n = reference.text.len() as u64;
+    let mut seen: Vec<Progress> = Vec::new();
+    let out = dir.path().join("parts.fmi");
+    build_file(reference, &cfg, &out, &mut |p: &Progress| seen.push(*p)).unwrap();
+    assert!(
+        seen.len() >= 2 * n.div_ceil(1500) as usize,
+        "{} parts",
+        seen.len()
+    );
+    for (k, p) in seen.iter().enumerate() {
+        assert_eq!(p.total, 2 * n);
+        assert_eq!(p.parts, k + 1, "parts count one by one");
+        assert!(p.parts <= p.planned, "{p:?}");
+        if k > 0 {
+            assert!(p.suffixes > seen[k - 1].suffixes, "{p:?}");
+            assert!(p.suffixes - seen[k - 1].suffixes <= 1500, "{p:?}");
+        }
+    }
+    let last = seen.last().unwrap();
+    assert_eq!(last.suffixes, 2 * n);
+    assert_eq!(last.parts, last.planned);
+    index(dir.path(), "ref.fa", "whole.fmi", &[]);
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(dir.path().join("whole.fmi")).unwrap()
+    );
+}

@@ -68,11 +68,16 @@ pub struct Plan {
     pub peak: u64,
 }
 
+/// Bytes of the packed text of `n` bases (and its zero word).
+fn text_bytes(n: u64) -> u64 {
+    n / 4 + 64
+}
+
 /// Peak of a bounded build of `n` bases with period `v` and parts of
 /// `max_part` suffixes. The reference is read streamed
 /// ([`crate::scan::read_packed`]): the packed text and a 1 MiB buffer.
 fn peak(n: u64, wide: bool, v: usize, max_part: u64) -> u64 {
-    let text = n / 4 + 64;
+    let text = text_bytes(n);
     let ranks = sample_bytes(n, v);
     // While the sample is ranked: its positions (as many bytes as the
     // ranks), and the groups still tied (at most as many again).
@@ -85,7 +90,13 @@ fn peak(n: u64, wide: bool, v: usize, max_part: u64) -> u64 {
 /// period, parts of `n / 64` suffixes. About 0.54 bytes per base plus
 /// [`FIXED`] and the bucket counts.
 pub fn floor(n: u64, wide: bool) -> u64 {
-    peak(n, wide, blockwise::V_MAX, n.div_ceil(FLOOR_PARTS))
+    // The largest period but for tiny texts, where every period samples
+    // one block and a smaller cover is smaller.
+    PERIODS
+        .iter()
+        .map(|&v| peak(n, wide, v, n.div_ceil(FLOOR_PARTS)))
+        .min()
+        .expect("periods")
 }
 
 /// The plan for `n` bases within `limit` bytes: the smallest period whose
@@ -110,9 +121,11 @@ pub fn plan(
         let part = match max_part {
             Some(p) => p.max(1),
             None => {
-                // The largest part within the limit.
-                let base = peak(n, wide, v, 0);
-                if base > limit {
+                // The largest part within the limit: beside the text and
+                // the sample's ranks (the sample's own transient, 3 S,
+                // is over before the first part; `peak` below checks it).
+                let base = text_bytes(n) + sample_bytes(n, v) + fixed(n);
+                if peak(n, wide, v, 0) > limit || base > limit {
                     continue;
                 }
                 ((limit - base) / part_bytes(wide)).min(n.max(1))
@@ -462,5 +475,56 @@ impl Tables {
         }
         self.emit_line(w)?;
         Ok((self.primary, c_from_counts(self.total), self.sup))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every plan fits its limit; its parts are the largest that fit with
+    /// its period (or the whole text); the sample's transient fits too; at
+    /// the floor a plan exists and below it none.
+    #[test]
+    fn plans_fit_their_limits_with_the_largest_parts() {
+        for &n in &[
+            1u64,
+            1000,
+            59_505_520,
+            2_927_460_000,
+            5_000_000_000,
+            17_000_000_000,
+        ] {
+            let wide = n >= 1 << 32;
+            let least = floor(n, wide);
+            assert!(
+                plan(n, wide, Some(least), None, None).is_some(),
+                "{n} at the floor"
+            );
+            assert!(
+                plan(n, wide, Some(least - 1), None, None).is_none(),
+                "{n} under it"
+            );
+            for mult in [1.0, 1.1, 1.5, 2.0, 4.0, 8.0, 40.0] {
+                let limit = (least as f64 * mult) as u64;
+                let p = plan(n, wide, Some(limit), None, None).expect("above the floor");
+                assert!(p.peak <= limit, "{n} {limit}: {p:?}");
+                assert_eq!(p.peak, peak(n, wide, p.v, p.max_part));
+                assert!(text_bytes(n) + 3 * sample_bytes(n, p.v) + fixed(n) <= limit);
+                if p.max_part < n {
+                    assert!(
+                        peak(n, wide, p.v, p.max_part + 1) > limit,
+                        "{n} {limit}: a larger part fits: {p:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Forced values are taken as given.
+    #[test]
+    fn forced_part_and_period() {
+        let p = plan(1_000_000, false, None, Some(1000), Some(64)).unwrap();
+        assert_eq!((p.v, p.max_part), (64, 1000));
     }
 }

@@ -911,6 +911,11 @@ fn blockwise_drawing<P: Pos>(
         // over max_part alone (split again when popped).
         let mut parts: Vec<Range> = Vec::new();
         for piece in pieces {
+            if piece.count == 0 {
+                // Nothing to emit (its neighbours' bounds cover it when
+                // they are grouped); not counted as a part to come.
+                continue;
+            }
             match parts.last_mut() {
                 Some(last) if last.count + piece.count <= max_part => {
                     last.hi = piece.hi;
