@@ -401,6 +401,8 @@ impl DcSample {
             }
             h *= 2;
         }
+        drop(order);
+        crate::alloc::trim();
         Ok(DcSample { cover, n, rank })
     }
 
