@@ -40,26 +40,20 @@ pub fn fm_from_sa<P: Pos>(text: &[u8], sa: &[P], sample_shift: u32) -> FmParts<P
             .position_any(|&p| p.to_u64() == 0)
             .expect("SA contains 0") as u64
     };
-    // B[j] = BWT'[row], row = j + (j >= primary).
-    let b_at = |j: u64| -> u8 {
+    // B[j] = BWT'[row] = T[SA'[row] - 1], row = j + (j >= primary): the
+    // index in `text` of B[j].
+    let b_index = |j: u64| -> usize {
         let row = j + (j >= primary) as u64;
         let p = if row == 0 {
             n
         } else {
             sa[row as usize - 1].to_u64()
         };
-        text[p as usize - 1]
+        p as usize - 1
     };
-    const AHEAD: u64 = 48;
-    let ahead = |j: u64| {
-        let row = j + (j >= primary) as u64;
-        if row > 0 {
-            let p = sa[row as usize - 1].to_u64() as usize;
-            if let Some(b) = text.get(p.wrapping_sub(1)) {
-                crate::dna::prefetch(b);
-            }
-        }
-    };
+    // `text` is read at random (the SA in order): prefetched this many
+    // bases ahead, so that the misses overlap.
+    const AHEAD: usize = 48;
     let lines = n / LINE_BASES + 1;
     let mut occ: Vec<OccLine> = (0..lines)
         .into_par_iter()
@@ -67,19 +61,13 @@ pub fn fm_from_sa<P: Pos>(text: &[u8], sa: &[P], sample_shift: u32) -> FmParts<P
             let mut line = OccLine::default();
             let start = l * LINE_BASES;
             let end = (start + LINE_BASES).min(n);
-            // The text is read at random: ask for it AHEAD bases early
-            // (the SA is read in order), so that the misses overlap.
-            for j in start..(start + AHEAD).min(end) {
-                ahead(j);
-            }
-            for j in start..end {
-                if j + AHEAD < end {
-                    ahead(j + AHEAD);
-                }
-                let r = j - start;
-                let c = b_at(j);
-                line.push(r, c); // local count, made cumulative below
-            }
+            crate::dna::for_each_ahead(
+                (end - start) as usize,
+                AHEAD,
+                |r| crate::dna::prefetch(&text[b_index(start + r as u64)]),
+                // Local counts, made cumulative below.
+                |r| line.push(r as u64, text[b_index(start + r as u64)]),
+            );
             line
         })
         .collect();

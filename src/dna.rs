@@ -289,6 +289,25 @@ pub fn prefetch<T>(r: &T) {
     let _ = r;
 }
 
+/// Calls `body(i)` for `i` in `0..len` in order, having called `pre(i)`
+/// `ahead` indices earlier (`pre` is a prefetch of what `body(i)` will
+/// read at random, so that the cache misses of a gather overlap).
+#[inline]
+pub fn for_each_ahead(
+    len: usize,
+    ahead: usize,
+    mut pre: impl FnMut(usize),
+    mut body: impl FnMut(usize),
+) {
+    (0..ahead.min(len)).for_each(&mut pre);
+    for i in 0..len {
+        if i + ahead < len {
+            pre(i + ahead);
+        }
+        body(i);
+    }
+}
+
 /// The 32 two-bit fields of `w` in reverse order (field 0 ↔ field 31).
 #[inline]
 pub fn reverse_fields(w: u64) -> u64 {

@@ -136,9 +136,6 @@ pub fn plan(
                 ((limit - base) / part_bytes(wide)).clamp(1, n.max(1))
             }
         };
-        if part == 0 {
-            continue;
-        }
         let p = Plan {
             v,
             max_part: part,
@@ -432,17 +429,17 @@ impl Tables {
             .par_chunks_mut(1 << 14)
             .zip(part.par_chunks(1 << 14))
             .for_each(|(out, ps)| {
-                let at = |p: &P| (p.to_u64() as usize).saturating_sub(1);
-                ps.iter().take(AHEAD).for_each(|p| text.prefetch(at(p)));
-                for (i, (o, p)) in out.iter_mut().zip(ps).enumerate() {
-                    if let Some(q) = ps.get(i + AHEAD) {
-                        text.prefetch(at(q));
-                    }
-                    *o = match p.to_u64() {
-                        0 => DOLLAR,
-                        p => text.get(p as usize - 1),
-                    };
-                }
+                crate::dna::for_each_ahead(
+                    ps.len(),
+                    AHEAD,
+                    |j| text.prefetch((ps[j].to_u64() as usize).saturating_sub(1)),
+                    |i| {
+                        out[i] = match ps[i].to_u64() {
+                            0 => DOLLAR,
+                            p => text.get(p as usize - 1),
+                        }
+                    },
+                );
             });
         for (k, (&c, p)) in bases.iter().zip(part).enumerate() {
             let row = self.row + k as u64;

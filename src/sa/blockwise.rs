@@ -54,7 +54,7 @@ use rayon::prelude::*;
 use super::Pos;
 use super::cpu::shared::SharedSlice;
 use super::steps::Elem;
-use crate::dna::PackedText;
+use crate::dna::{PackedText, for_each_ahead};
 use crate::error::{Error, Result};
 
 /// Positions per chunk of a pass over the text. Fixed, so that the splitters
@@ -707,15 +707,17 @@ fn fill<T: Copy>(
     word: &impl Fn(T, usize) -> u64,
     ahead: &impl Fn(T, usize),
 ) {
-    for &(_, x) in keyed.iter().take(AHEAD) {
-        ahead(x, level);
-    }
-    for i in 0..keyed.len() {
-        if let Some(&(_, x)) = keyed.get(i + AHEAD) {
-            ahead(x, level);
-        }
-        keyed[i].0 = word(keyed[i].1, level);
-    }
+    // Cells: the prefetch reads an item ahead while the item at hand is set.
+    let cells = std::cell::Cell::from_mut(keyed).as_slice_of_cells();
+    for_each_ahead(
+        cells.len(),
+        AHEAD,
+        |j| ahead(cells[j].get().1, level),
+        |i| {
+            let x = cells[i].get().1;
+            cells[i].set((word(x, level), x));
+        },
+    );
 }
 
 /// Words of 32 bases a sort compares before its final comparison, for
