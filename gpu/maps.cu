@@ -81,6 +81,19 @@ extern "C" __global__ void unsorted_flags(const u8* heads, u64 n, u8* out) {
     extern "C" __global__ void mod3_is_##W(const W* x, u64 m, u64 r, u8* out) {          \
         GRID_STRIDE(i, m) out[i] = (u64)x[i] % 3 == r;                                    \
     }                                                                                     \
+    extern "C" __global__ void residues_##W(const W* x, u64 m, u64 v, u32* out) {        \
+        GRID_STRIDE(i, m) out[i] = (u32)((u64)x[i] & (v - 1));                            \
+    }                                                                                     \
+    extern "C" __global__ void cover_ranks_##W(const W* pos, u64 m, u64 n, u64 v,        \
+                                               u64 size, const u32* rank,                 \
+                                               const u32* index, const u32* start,        \
+                                               const u32* pairs, u32* out) {              \
+        GRID_STRIDE(i, m) {                                                               \
+            u64 p = pos[i];                                                               \
+            u64 q = p + cover_delta(v, start, pairs, p, p);                               \
+            out[i] = (u32)cover_rank(rank, index, v, size, n, q);                         \
+        }                                                                                 \
+    }                                                                                     \
     extern "C" __global__ void text_heads_##W(const u64* packed, u64 n, const W* pos,    \
                                               u64 m, u32 k, u32 lbits, u8* out) {         \
         GRID_STRIDE(i, m) {                                                               \

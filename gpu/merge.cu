@@ -6,7 +6,8 @@
 // Orders (steps::Order): ascending (ties: a first), and the DC3 comparison of
 // a suffix i (i % 3 == 0, from a) with j (j % 3 != 0, from b), with ranks of
 // the positions p % 3 != 0 (0 at or past the end) and characters either from
-// the packed text or one word a symbol.
+// the packed text or one word a symbol; and the order of any two suffixes by
+// a difference-cover sample (the blockwise sort of a part).
 
 #define CHUNK 16
 
@@ -60,6 +61,37 @@ struct Dc3 {
     }
 };
 
+// The order of any two suffixes by a difference-cover sample
+// (steps::Order::Cover, steps::cover_cmp): their first cover_delta(i, j)
+// bases, a proper prefix first, then the sample's ranks there.
+template <typename W>
+struct Cover {
+    const u64* packed;
+    u64 n;
+    u64 v;
+    u64 size;
+    const u32* rank;
+    const u32* index;
+    const u32* start;
+    const u32* pairs;
+    __device__ bool operator()(W x, W y) const {
+        u64 i = x, j = y;
+        if (i == j) return true;
+        u64 k = cover_delta(v, start, pairs, i, j);
+        u64 li = n - i < k ? n - i : k, lj = n - j < k ? n - j : k;
+        u64 l = li < lj ? li : lj;
+        for (u64 o = 0; o < l; o += 32) {
+            u64 rem = l - o < 32 ? l - o : 32;
+            u64 mask = rem == 32 ? ~0ull : ~(~0ull >> (2 * rem));
+            u64 a = packed_word(packed, i + o) & mask, b = packed_word(packed, j + o) & mask;
+            if (a != b) return a < b;
+        }
+        if (li != lj) return li < lj;
+        return cover_rank(rank, index, v, size, n, i + k) <
+               cover_rank(rank, index, v, size, n, j + k);
+    }
+};
+
 #define MERGE(W)                                                                          \
     extern "C" __global__ void merge_asc_##W(const W* a, u64 na, const W* b, u64 nb,      \
                                              W* out) {                                    \
@@ -69,6 +101,12 @@ struct Dc3 {
                                              const u64* packed, const W* syms, u64 n,     \
                                              const W* rank, u32 layout, u64 n0, W* out) { \
         Dc3<W> f = {packed, syms, n, rank, layout, n0};                                   \
+        merge_path<W>(a, na, b, nb, out, f);                                              \
+    }                                                                                     \
+    extern "C" __global__ void merge_cover_##W(                                           \
+        const W* a, u64 na, const W* b, u64 nb, const u64* packed, u64 n, u64 v, u64 size, \
+        const u32* rank, const u32* index, const u32* start, const u32* pairs, W* out) {   \
+        Cover<W> f = {packed, n, v, size, rank, index, start, pairs};                     \
         merge_path<W>(a, na, b, nb, out, f);                                              \
     }
 

@@ -38,15 +38,19 @@ __device__ __forceinline__ u64 char_at(const u64* packed, u64 n, u64 p) {
     return p < n ? base_at(packed, p) + 1 : 0;
 }
 
-// The text key of steps::Backend::text_keys: k bases (A past the end), then
-// min(n - p, k) in lbits bits. Reads packed[p/32 + 1], which exists (one spare
-// zero word at the end).
-__device__ __forceinline__ u64 text_key(const u64* packed, u64 n, u64 p, u32 k, u32 lbits) {
+// 32 bases from p, first base in the top bits (steps::packed_word). Reads
+// packed[p/32 + 1], which exists (one spare zero word at the end).
+__device__ __forceinline__ u64 packed_word(const u64* packed, u64 p) {
     u64 w = p / 32;
     u32 s = (u32)(2 * (p % 32));
     u64 hi = packed[w] << s;
-    u64 lo = s == 0 ? 0 : packed[w + 1] >> (64 - s);
-    u64 chars = (hi | lo) >> (64 - 2 * k);
+    return s == 0 ? hi : hi | (packed[w + 1] >> (64 - s));
+}
+
+// The text key of steps::Backend::text_keys: k bases (A past the end), then
+// min(n - p, k) in lbits bits.
+__device__ __forceinline__ u64 text_key(const u64* packed, u64 n, u64 p, u32 k, u32 lbits) {
+    u64 chars = packed_word(packed, p) >> (64 - 2 * k);
     u64 len = n - p < (u64)k ? n - p : (u64)k;
     if (len < k) chars &= ~((1ull << (2 * ((u64)k - len))) - 1);
     return (chars << lbits) | len;
@@ -79,4 +83,25 @@ __device__ __forceinline__ T block_exclusive_scan(T v, T* total) {
     *total = sums[WARPS - 1];
     __syncthreads();
     return before + x - v;
+}
+
+// A difference cover of period v (a power of two), as steps::CoverSample:
+// the smallest k < v with (i + k) mod v and (j + k) mod v both in the cover
+// (steps::cover_delta).
+__device__ __forceinline__ u64 cover_delta(u64 v, const u32* start, const u32* pairs, u64 i,
+                                           u64 j) {
+    u64 mask = v - 1, ri = i & mask, rj = j & mask;
+    u64 e = (rj + v - ri) & mask;
+    u64 best = v;
+    for (u32 x = start[e]; x < start[e + 1]; x++) {
+        u64 d = ((u64)pairs[x] + v - ri) & mask;
+        if (d < best) best = d;
+    }
+    return best;
+}
+
+// Rank of the sampled suffix at q (q mod v in the cover); 0 at or past n.
+__device__ __forceinline__ u64 cover_rank(const u32* rank, const u32* index, u64 v, u64 size,
+                                          u64 n, u64 q) {
+    return q >= n ? 0 : (u64)rank[(q / v) * size + index[q & (v - 1)]];
 }

@@ -219,6 +219,19 @@ impl PackedText {
         }
     }
 
+    /// The words as [`crate::sa::steps::Backend::pack_text`] packs the text
+    /// (first base in the top bits, `len / 32 + 2` words, zero-padded): what
+    /// the steps of a backend read.
+    pub fn msb_words(&self) -> Vec<u64> {
+        let mut out = vec![0u64; self.len / 32 + 2];
+        let used = self.len.div_ceil(32);
+        out[..used]
+            .par_iter_mut()
+            .zip(&self.words[..used])
+            .for_each(|(o, &w)| *o = reverse_fields(w));
+        out
+    }
+
     /// The PAC section: `ceil(len / 4)` bytes, base `i` in bits `2*(i%4)`
     /// of byte `i/4`.
     pub fn pac(&self) -> &[u8] {

@@ -398,11 +398,6 @@ pub fn build_file(
             ),
         );
     }
-    if cfg.device == Device::Gpu {
-        report
-            .notices
-            .push("a build in parts runs on the CPU only".into());
-    }
     Ok(report)
 }
 

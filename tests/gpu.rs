@@ -60,6 +60,9 @@ fn expected_kernels() -> Vec<String> {
             "radix_hist",
             "merge_asc",
             "merge_dc3",
+            "merge_cover",
+            "residues",
+            "cover_ranks",
             "find_zero",
             "occ_lines",
             "sample_sa",
@@ -699,5 +702,79 @@ mod device {
         let (big, b) = run(&["--max-gpu-memory", "100G"], "b.fmi");
         assert!(big.contains("(gpu)"), "{big}");
         assert!(a == b, "the GPU and CPU builds differ");
+    }
+
+    /// The sort of a part on the device's steps (`sa::partsort`) against
+    /// the CPU backend's and libsais: whole texts and every third suffix,
+    /// several difference-cover periods.
+    #[test]
+    fn parts_sort_on_the_gpu_like_the_cpu() {
+        use fmalign::dna::PackedText;
+        use fmalign::sa::blockwise::DcSample;
+        use fmalign::sa::partsort::Uploaded;
+        let Some(g) = cuda() else { return };
+        for (what, text) in texts() {
+            let want: Vec<u64> = sa::build::<u32>(&text, SaAlgorithm::Libsais, 2)
+                .unwrap()
+                .as_slice()
+                .iter()
+                .map(|&p| u64::from(p))
+                .collect();
+            let t = PackedText::from_codes(&text);
+            for v in [16, 256] {
+                let sample = DcSample::new(&t, v).unwrap();
+                let on_gpu = Uploaded::new(&g, &t, &sample).unwrap();
+                let on_cpu = Uploaded::new(&Cpu, &t, &sample).unwrap();
+                for every in [1, 3] {
+                    let part: Vec<u64> = want.iter().copied().filter(|p| p % every == 0).collect();
+                    // Scrambled: reversed, then odd indices first.
+                    let mut input: Vec<u64> = part.iter().rev().copied().collect();
+                    input.sort_by_key(|&p| p % 2 == 0);
+                    let mut d = up(&g, &input);
+                    on_gpu.sort(&g, &mut d).unwrap();
+                    let got = down(&g, d);
+                    let mut c = input.clone();
+                    on_cpu.sort(&Cpu, &mut c).unwrap();
+                    assert!(
+                        c == part,
+                        "{what}: v {v}, every {every}: the CPU steps differ"
+                    );
+                    assert!(got == part, "{what}: v {v}, every {every}: the GPU differs");
+                }
+            }
+        }
+    }
+
+    /// `fmalign index` in parts with `--device gpu` sorts them there (a
+    /// notice says how many) and writes the CPU's bytes; with too little
+    /// device memory allowed, the CPU sorts them, the same bytes.
+    #[test]
+    fn index_in_parts_on_the_gpu() {
+        if cuda().is_none() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let fa = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/lambda_virus.fa");
+        let run = |extra: &[&str], out: &str| {
+            let o = std::process::Command::new(env!("CARGO_BIN_EXE_fmalign"))
+                .args(["index", "--max-part", "3000", "--dcv", "64", "-p"])
+                .arg(dir.path().join(out))
+                .args(extra)
+                .arg(&fa)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            (
+                String::from_utf8_lossy(&o.stderr).into_owned(),
+                std::fs::read(dir.path().join(out)).unwrap(),
+            )
+        };
+        let (_, cpu) = run(&["--device", "cpu"], "cpu.fmi");
+        let (log, gpu) = run(&["--device", "gpu"], "gpu.fmi");
+        assert!(log.contains("parts sorted on the GPU"), "{log}");
+        assert!(gpu == cpu, "the parts sorted on the GPU give other bytes");
+        let (log, small) = run(&["--device", "gpu", "--max-gpu-memory", "1K"], "small.fmi");
+        assert!(log.contains("sorting the parts on the CPU"), "{log}");
+        assert!(small == cpu, "the fallback gives other bytes");
     }
 }

@@ -248,7 +248,8 @@ struct Kw;
         K1(k_scan, scan_tiles, W) K1(k_scan, scan_apply, W) K1(k_scan, segscan_tiles, W)          \
         K1(k_scan, segscan_apply, W) K1(k_scan, compact_index, W) K1(k_radix, radix_hist, W)      \
         K1(k_merge, merge_asc, W) K1(k_merge, merge_dc3, W) K1(k_fm, find_zero, W)                \
-        K1(k_fm, occ_lines, W) K1(k_fm, sample_sa, W)                                             \
+        K1(k_fm, occ_lines, W) K1(k_fm, sample_sa, W) K1(k_maps, residues, W)                     \
+        K1(k_maps, cover_ranks, W) K1(k_merge, merge_cover, W)                                    \
     };
 WORD_KERNELS(u32)
 WORD_KERNELS(u64)
@@ -526,6 +527,40 @@ static Buf<W> merge_dc3(const Buf<W>& a, const Buf<W>& b, const Buf<u64>* packed
     if (total == 0) return out;
     run(div_ceil(div_ceil(total, CHUNK), THREADS), Kw<W>::merge_dc3, a.p(), (u64)a.len, b.p(), (u64)b.len,
         packed ? packed->p() : nullptr, syms ? syms->p() : nullptr, n, rank.p(), l.kind, l.n0, out.p());
+    return out;
+}
+
+// steps::CoverSample: a difference cover of period v with its tables and
+// the ranks of a text's sampled suffixes, on the "device".
+struct CoverBufs {
+    u64 v, size;
+    Buf<u32> rank, index, start, pairs;
+};
+
+// Order::Cover.
+template <class W>
+static Buf<W> merge_cover(const Buf<W>& a, const Buf<W>& b, const Buf<u64>& packed, u64 n, const CoverBufs& c) {
+    size_t total = a.len + b.len;
+    Buf<W> out = alloc<W>(total);
+    if (total == 0) return out;
+    run(div_ceil(div_ceil(total, CHUNK), THREADS), Kw<W>::merge_cover, a.p(), (u64)a.len, b.p(), (u64)b.len,
+        packed.p(), n, c.v, c.size, c.rank.p(), c.index.p(), c.start.p(), c.pairs.p(), out.p());
+    return out;
+}
+
+template <class W>
+static Buf<u32> residues(const Buf<W>& x, u64 v) {
+    Buf<u32> out = alloc<u32>(x.len);
+    if (x.len > 0) run(grid(x.len), Kw<W>::residues, x.p(), (u64)x.len, v, out.p());
+    return out;
+}
+
+template <class W>
+static Buf<u32> cover_ranks(const Buf<W>& pos, u64 n, const CoverBufs& c) {
+    Buf<u32> out = alloc<u32>(pos.len);
+    if (pos.len > 0)
+        run(grid(pos.len), Kw<W>::cover_ranks, pos.p(), (u64)pos.len, n, c.v, c.size, c.rank.p(), c.index.p(),
+            c.start.p(), c.pairs.p(), out.p());
     return out;
 }
 
@@ -1272,6 +1307,81 @@ static void group_merge() {
     }
 }
 
+// A difference cover of period v (a power of two): {0..a-1} and the
+// multiples of a, a = ceil(sqrt(v)) (any difference e is q*a - s with s < a).
+// Its tables as steps::CoverSample, and ranks 1.. of the sampled suffixes of
+// a text in the order of its suffix array; slots past the text hold junk
+// (nothing may read them).
+static CoverBufs cover_for(u64 v, const std::vector<u64>& sa, u64 n, std::vector<u32>& rank_host) {
+    u64 a = 1;
+    while (a * a < v) a++;
+    std::vector<bool> in(v, false);
+    for (u64 r = 0; r < a && r < v; r++) in[r] = true;
+    for (u64 m = a; m < v; m += a) in[m] = true;
+    std::vector<u32> index(v, 0xffffffffu), start, pairs;
+    u64 size = 0;
+    for (u64 r = 0; r < v; r++)
+        if (in[r]) index[r] = (u32)size++;
+    for (u64 e = 0; e < v; e++) {
+        start.push_back((u32)pairs.size());
+        for (u64 r = 0; r < v; r++)
+            if (in[r] && in[(r + e) % v]) pairs.push_back((u32)r);
+    }
+    start.push_back((u32)pairs.size());
+    rank_host.assign(div_ceil(std::max<u64>(n, 1), v) * size, 0x5eed5eedu);
+    u32 next = 1;
+    for (u64 p : sa)
+        if (in[p % v]) rank_host[(p / v) * size + index[p % v]] = next++;
+    return {v, size, upload(rank_host), upload(index), upload(start), upload(pairs)};
+}
+
+// The blockwise sort's steps on the sample: residues, the rank at the first
+// sampled position of each suffix, and the merge of two lists in suffix
+// order by the sample (Order::Cover) against the brute-force suffix array.
+template <class W>
+static void test_cover(size_t n, int kind, u64 v) {
+    std::vector<u8> t = random_text(n, kind);
+    std::vector<u64> sa = suffix_array(t);
+    std::vector<u32> rank;
+    CoverBufs c = cover_for(v, sa, n, rank);
+    std::vector<u32> index = c.index.host();
+    Buf<u64> packed = pack_text(t);
+    // Any split of the suffix array into two lists merges back into it.
+    std::vector<W> a, b;
+    u64 den = 1 + below(4);
+    for (u64 p : sa) (below(den) == 0 ? a : b).push_back((W)p);
+    SAME(merge_cover<W>(upload(a), upload(b), packed, n, c).host(), cast_vec<W>(sa),
+         "merge<%s> Cover n=%zu kind %d v=%llu (|a|=%zu)", tn<W>(), n, kind, v, a.size());
+    // cover_ranks: the least d with p + d sampled, then its rank or 0.
+    std::vector<u64> pos(n);
+    std::iota(pos.begin(), pos.end(), 0);
+    std::vector<u32> want(n);
+    for (u64 p = 0; p < n; p++) {
+        u64 q = p;
+        while (index[q % v] == 0xffffffffu) q++;
+        want[p] = q >= n ? 0 : rank[(q / v) * c.size + index[q % v]];
+    }
+    SAME(cover_ranks<W>(upload(cast_vec<W>(pos)), n, c).host(), want, "cover_ranks<%s> n=%zu kind %d v=%llu",
+         tn<W>(), n, kind, v);
+    std::vector<u64> x(n);
+    std::vector<u32> r(n);
+    for (size_t i = 0; i < n; i++) {
+        x[i] = below(~0ull) & (std::is_same_v<W, u32> ? 0xffffffffull : ~0ull);
+        r[i] = (u32)(x[i] & (v - 1));
+    }
+    SAME(residues<W>(upload(cast_vec<W>(x)), v).host(), r, "residues<%s> n=%zu v=%llu", tn<W>(), n, v);
+}
+
+static void group_cover() {
+    for (size_t n : {1, 2, 3, 31, 100, 2047, 4097})
+        for (int kind = 0; kind < 3; kind++)
+            for (u64 v : {4, 16, 64}) {
+                if (n > 2047 && v != 16) continue;
+                test_cover<u32>(n, kind, v);
+                test_cover<u64>(n, (kind + 1) % 3, v);
+            }
+}
+
 // fm_from_sa of src/build.rs, before build::cumulate: Occ lines (line-local
 // counts of A, C, G, T as u32, then 6 words of 2-bit bases, low first) as
 // the words the host reinterprets, the primary row and the sampled SA.
@@ -1506,6 +1616,7 @@ static const Group GROUPS[] = {
     {"maps", group_maps, 0.6},       {"scan", group_scan, 0.8},       {"radix", group_radix, 3.9},
     {"segsort", group_segsort, 1.4}, {"text", group_text, 2.2},       {"layouts", group_layouts, 0.2},
     {"merge", group_merge, 0.6},     {"fm", group_fm, 0.05},          {"map", group_map, 0.3},
+    {"cover", group_cover, 0.3},
 };
 
 int main(int argc, char** argv) {

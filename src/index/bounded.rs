@@ -28,7 +28,7 @@ use crate::error::{Error, Result};
 use crate::fm::{LINE_BASES, OccLine, SUPER_LINES};
 use crate::reference::Reference;
 use crate::sa::Pos;
-use crate::sa::blockwise::{self, blockwise, sample_bytes};
+use crate::sa::blockwise::{self, DcSample, PartSorter, blockwise_sorted_by, sample_bytes};
 
 /// Memory besides the tables, whatever the text: the program, thread
 /// stacks, the file writer's buffers (up to 1 MiB per section).
@@ -224,18 +224,25 @@ pub(super) fn build<P: Pos>(
         SectionId::Occ,
         SectionId::Ssa,
     );
-    let summary = blockwise::<P>(&text, plan.v, max_part, &mut |part, at| {
-        let t = Instant::now();
-        fwd.part(&text, part, &mut w).map_err(io)?;
-        report.fm_seconds += t.elapsed().as_secs_f64();
-        progress(&Progress {
-            suffixes: (at.before + part.len()) as u64,
-            total,
-            parts: at.parts + 1,
-            planned: 2 * at.planned,
-        });
-        Ok(())
-    })?;
+    #[cfg(feature = "gpu")]
+    let cuda = gpu_for_parts(cfg, n, plan, u64::from(P::BYTES), &mut report.notices);
+    #[cfg(feature = "gpu")]
+    let mut sorter = Sorter::new(cuda.as_ref());
+    #[cfg(not(feature = "gpu"))]
+    let mut sorter = Sorter;
+    let summary =
+        blockwise_sorted_by::<P>(&text, plan.v, max_part, &mut sorter, &mut |part, at| {
+            let t = Instant::now();
+            fwd.part(&text, part, &mut w).map_err(io)?;
+            report.fm_seconds += t.elapsed().as_secs_f64();
+            progress(&Progress {
+                suffixes: (at.before + part.len()) as u64,
+                total,
+                parts: at.parts + 1,
+                planned: 2 * at.planned,
+            });
+            Ok(())
+        })?;
     let t = Instant::now();
     let (fwd_primary, c, fwd_super) = fwd.finish(&text, &mut w).map_err(io)?;
     w.append(SectionId::OccSuper, bytemuck::cast_slice(&fwd_super))
@@ -243,18 +250,19 @@ pub(super) fn build<P: Pos>(
     text.reverse();
     report.fm_seconds += t.elapsed().as_secs_f64();
     let mut rev = Tables::new(n, P::BYTES == 8, None, SectionId::RevOcc, SectionId::Ssa);
-    let rev_summary = blockwise::<P>(&text, plan.v, max_part, &mut |part, at| {
-        let t = Instant::now();
-        rev.part(&text, part, &mut w).map_err(io)?;
-        report.fm_seconds += t.elapsed().as_secs_f64();
-        progress(&Progress {
-            suffixes: n + (at.before + part.len()) as u64,
-            total,
-            parts: summary.parts + at.parts + 1,
-            planned: summary.parts + at.planned,
-        });
-        Ok(())
-    })?;
+    let rev_summary =
+        blockwise_sorted_by::<P>(&text, plan.v, max_part, &mut sorter, &mut |part, at| {
+            let t = Instant::now();
+            rev.part(&text, part, &mut w).map_err(io)?;
+            report.fm_seconds += t.elapsed().as_secs_f64();
+            progress(&Progress {
+                suffixes: n + (at.before + part.len()) as u64,
+                total,
+                parts: summary.parts + at.parts + 1,
+                planned: summary.parts + at.planned,
+            });
+            Ok(())
+        })?;
     let t = Instant::now();
     let (rev_primary, _, rev_super) = rev.finish(&text, &mut w).map_err(io)?;
     drop(text);
@@ -275,6 +283,8 @@ pub(super) fn build<P: Pos>(
     drop(file);
     tmp.commit(out).map_err(io)?;
     report.fm_seconds += t.elapsed().as_secs_f64();
+    report.device = sorter.ran();
+    report.notices.extend(sorter.notice());
     // Sorting time: everything in blockwise but the tables' share.
     report.notices.push(format!(
         "built in parts within the memory limit: difference-cover period {}, at most {} suffixes per part, {} + {} parts, sample {}; planned peak {}",
@@ -478,6 +488,143 @@ impl Tables {
         self.emit_line(w)?;
         Ok((self.primary, c_from_counts(self.total), self.sup))
     }
+}
+
+/// Who sorts the parts: the GPU's steps ([`crate::sa::partsort`]) while they
+/// work, else the CPU's own sort of [`blockwise`]. A GPU error hands the
+/// part at hand and every later one back to the CPU, with a notice: the
+/// bytes are the same either way.
+#[cfg(feature = "gpu")]
+struct Sorter<'a> {
+    gpu: Option<crate::sa::partsort::OnSteps<'a, crate::sa::cuda::Cuda>>,
+    /// Parts the GPU sorted.
+    sorted: usize,
+    /// Why the GPU stopped.
+    failed: Option<String>,
+}
+
+#[cfg(feature = "gpu")]
+impl<'a> Sorter<'a> {
+    fn new(cuda: Option<&'a crate::sa::cuda::Cuda>) -> Self {
+        Sorter {
+            gpu: cuda.map(crate::sa::partsort::OnSteps::new),
+            sorted: 0,
+            failed: None,
+        }
+    }
+
+    fn fail(&mut self, e: Error) {
+        self.gpu = None;
+        self.failed = Some(e.to_string());
+    }
+
+    /// Where the parts were sorted.
+    fn ran(&self) -> Ran {
+        if self.sorted > 0 { Ran::Gpu } else { Ran::Cpu }
+    }
+
+    /// What the log should say about the GPU.
+    fn notice(&self) -> Option<String> {
+        match &self.failed {
+            Some(why) => Some(format!(
+                "{why}; {} parts sorted on the GPU, the rest on the CPU",
+                self.sorted
+            )),
+            None if self.sorted > 0 => Some(format!("{} parts sorted on the GPU", self.sorted)),
+            None => None,
+        }
+    }
+}
+
+#[cfg(feature = "gpu")]
+impl<P: Pos> PartSorter<P> for Sorter<'_> {
+    fn prepare(&mut self, text: &PackedText, sample: &DcSample) -> Result<()> {
+        if let Some(g) = self.gpu.as_mut()
+            && let Err(e) = PartSorter::<P>::prepare(g, text, sample)
+        {
+            self.fail(e);
+        }
+        Ok(())
+    }
+
+    fn sort(&mut self, part: &mut [P]) -> Result<bool> {
+        if let Some(g) = self.gpu.as_mut() {
+            match g.sort(part) {
+                Ok(done) => {
+                    self.sorted += usize::from(done);
+                    return Ok(done);
+                }
+                Err(e) => self.fail(e),
+            }
+        }
+        Ok(false)
+    }
+}
+
+/// Without the `gpu` feature the CPU sorts every part.
+#[cfg(not(feature = "gpu"))]
+struct Sorter;
+
+#[cfg(not(feature = "gpu"))]
+impl Sorter {
+    fn ran(&self) -> Ran {
+        Ran::Cpu
+    }
+
+    fn notice(&self) -> Option<String> {
+        None
+    }
+}
+
+#[cfg(not(feature = "gpu"))]
+impl<P: Pos> PartSorter<P> for Sorter {
+    fn prepare(&mut self, _: &PackedText, _: &DcSample) -> Result<()> {
+        Ok(())
+    }
+
+    fn sort(&mut self, _: &mut [P]) -> Result<bool> {
+        Ok(false)
+    }
+}
+
+/// The GPU that sorts the parts, when the build asks for one (`--device
+/// gpu`; `auto` keeps the CPU until a device run has measured the parts'
+/// sort against it) and it opens, and the text, the sample's ranks and a
+/// part fit its memory; else `None`, with the reason in `notices`.
+#[cfg(feature = "gpu")]
+fn gpu_for_parts(
+    cfg: &IndexConfig,
+    n: u64,
+    plan: &Plan,
+    pos_bytes: u64,
+    notices: &mut Vec<String>,
+) -> Option<crate::sa::cuda::Cuda> {
+    if cfg.device != crate::device::Device::Gpu || !super::gpu_wanted(cfg, n, notices) {
+        return None;
+    }
+    let opened = crate::sa::cuda::Cuda::open().and_then(|g| {
+        let (free, _) = g.gpu().memory()?;
+        Ok((g, free as u64))
+    });
+    let (g, free) = match opened {
+        Ok(x) => x,
+        Err(e) => {
+            notices.push(format!("{e}; sorting the parts on the CPU"));
+            return None;
+        }
+    };
+    let budget = cfg.max_gpu_memory.unwrap_or(u64::MAX).min(free);
+    let need = crate::sa::partsort::device_bytes(n, plan.v, plan.max_part, pos_bytes);
+    if need > budget {
+        notices.push(format!(
+            "parts of {} suffixes need about {} of device memory, more than the {} allowed; sorting the parts on the CPU",
+            plan.max_part,
+            crate::mem::human_bytes(need),
+            crate::mem::human_bytes(budget),
+        ));
+        return None;
+    }
+    Some(g)
 }
 
 #[cfg(test)]

@@ -42,9 +42,12 @@
 //! live as well. [`crate::index::bounded`] plans `v` and `max_part` from
 //! these figures.
 //!
-//! **Not done yet.** The steps are not [`super::steps::Backend`] steps (no
-//! GPU, no ranks of a distributed build); samples of `2^32` slots or more
-//! are refused (a larger `v` samples fewer).
+//! **Who sorts the parts.** This module's own sort (above) is the CPU's;
+//! [`blockwise_sorted_by`] hands each collected part to a [`PartSorter`]
+//! instead, such as [`super::partsort::OnSteps`], the same sort written in
+//! the steps of [`super::steps::Backend`] (a GPU, or the CPU backend that
+//! tests it). The sample and the collecting passes stay on the CPU.
+//! Samples of `2^32` slots or more are refused (a larger `v` samples fewer).
 
 use std::cmp::Ordering;
 use std::sync::OnceLock;
@@ -205,6 +208,13 @@ impl Cover {
     /// The residues in the cover, sorted.
     pub fn elements(&self) -> &[usize] {
         &self.d
+    }
+
+    /// The tables of [`super::steps::CoverSample`]: the index of each
+    /// residue in the cover (`u32::MAX` when not in it), and for each
+    /// difference the start of its pairs, and the pairs.
+    pub fn tables(&self) -> (&[u32], &[u32], &[u32]) {
+        (&self.index, &self.start, &self.pairs)
     }
 
     /// The smallest `k < v` with `(i + k) mod v` and `(j + k) mod v` both in
@@ -409,6 +419,12 @@ impl DcSample {
     /// The difference cover.
     pub fn cover(&self) -> &Cover {
         &self.cover
+    }
+
+    /// The ranks by slot `(p / v) * |D| + index of (p mod v) in D` (1-based,
+    /// all distinct; 0 in slots at or past the end).
+    pub fn ranks(&self) -> &[u32] {
+        &self.rank
     }
 
     /// Bytes held by the ranks.
@@ -788,6 +804,17 @@ pub struct At {
     pub planned: usize,
 }
 
+/// A sort of the parts other than this module's own: on the steps of a
+/// backend ([`super::partsort::OnSteps`]), so that a GPU can sort them.
+pub trait PartSorter<P>: Send {
+    /// Called once, when the sample is ranked and before the first part.
+    fn prepare(&mut self, text: &PackedText, sample: &DcSample) -> Result<()>;
+    /// Sorts the suffixes of `part` (distinct positions of the text) into
+    /// suffix order and returns true; or returns false, leaving the part to
+    /// this module's own sort (a GPU that failed hands the rest back).
+    fn sort(&mut self, part: &mut [P]) -> Result<bool>;
+}
+
 /// The suffix array of `text` (no sentinel), handed to `emit` in parts of at
 /// most `max_part` positions, in order: their concatenation is exactly
 /// [`super::libsais`]'s array. The difference cover has period `v` (a power
@@ -802,16 +829,30 @@ pub fn blockwise<P: Pos>(
     max_part: usize,
     emit: &mut dyn FnMut(&[P], At) -> Result<()>,
 ) -> Result<Summary> {
-    blockwise_drawing(text, v, max_part, SPLITTERS_MIN, emit)
+    blockwise_drawing(text, v, max_part, SPLITTERS_MIN, None, emit)
+}
+
+/// [`blockwise`] with the parts sorted by `sorter` (the same parts, the same
+/// order: only who sorts them changes).
+pub fn blockwise_sorted_by<P: Pos>(
+    text: &PackedText,
+    v: usize,
+    max_part: usize,
+    sorter: &mut dyn PartSorter<P>,
+    emit: &mut dyn FnMut(&[P], At) -> Result<()>,
+) -> Result<Summary> {
+    blockwise_drawing(text, v, max_part, SPLITTERS_MIN, Some(sorter), emit)
 }
 
 /// [`blockwise`] where a split draws up to `max(min_splitters, max_part)`
-/// splitters (tests draw few, to split pieces again).
+/// splitters (tests draw few, to split pieces again), and the parts are
+/// sorted by `sorter` when there is one.
 fn blockwise_drawing<P: Pos>(
     text: &PackedText,
     v: usize,
     max_part: usize,
     min_splitters: usize,
+    mut sorter: Option<&mut dyn PartSorter<P>>,
     emit: &mut dyn FnMut(&[P], At) -> Result<()>,
 ) -> Result<Summary> {
     if max_part == 0 {
@@ -834,6 +875,9 @@ fn blockwise_drawing<P: Pos>(
     };
     if n == 0 {
         return Ok(summary);
+    }
+    if let Some(s) = sorter.as_deref_mut() {
+        s.prepare(text, &sample)?;
     }
     let t = std::time::Instant::now();
     let buckets = Buckets::new(text, |_| true);
@@ -889,7 +933,14 @@ fn blockwise_drawing<P: Pos>(
             continue;
         }
         if range.count <= max_part {
-            let part: Vec<P> = sorted_part(&buckets, &sample, text, &range, &mut summary);
+            let part: Vec<P> = sorted_part(
+                &buckets,
+                &sample,
+                text,
+                &range,
+                sorter.as_deref_mut(),
+                &mut summary,
+            )?;
             if part.len() != range.count {
                 return Err(Error::SuffixArray(format!(
                     "blockwise: a part of {} suffixes was counted as {} (a bug)",
@@ -947,14 +998,16 @@ const STRIPES: usize = 64;
 /// The suffixes of `range`, sorted. A range of whole buckets: one pass over
 /// the text places them by bucket, then each bucket is sorted. A range
 /// bounded by splitters (inside one bucket): one pass counts them per
-/// stripe, one more collects them, then they are sorted together.
+/// stripe, one more collects them, then they are sorted together. With a
+/// `sorter`, it sorts them once collected.
 fn sorted_part<P: Pos>(
     b: &Buckets,
     s: &DcSample,
     text: &PackedText,
     range: &Range,
+    sorter: Option<&mut (dyn PartSorter<P> + '_)>,
     summary: &mut Summary,
-) -> Vec<P> {
+) -> Result<Vec<P>> {
     let n = text.len();
     let t = std::time::Instant::now();
     let mut part: Vec<P> = vec![P::from_u64(0); range.count];
@@ -972,6 +1025,12 @@ fn sorted_part<P: Pos>(
         summary.passes += 1;
         summary.collect_seconds += t.elapsed().as_secs_f64();
         let t = std::time::Instant::now();
+        if let Some(sorter) = sorter
+            && sorter.sort(&mut part)?
+        {
+            summary.sort_seconds += t.elapsed().as_secs_f64();
+            return Ok(part);
+        }
         let counts: Vec<usize> = b.counts[range.buckets.clone()]
             .iter()
             .map(|&c| c as usize)
@@ -979,7 +1038,7 @@ fn sorted_part<P: Pos>(
         let ahead = |x: P, l: usize| text.prefetch(x.to_u64() as usize + 32 * l);
         sort_buckets(&mut part, &counts, levels(s.cover.v), word, ahead, tie);
         summary.sort_seconds += t.elapsed().as_secs_f64();
-        return part;
+        return Ok(part);
     }
     let len = n.div_ceil(STRIPES).max(1);
     let stripe = |t: usize| (t * len).min(n)..((t + 1) * len).min(n);
@@ -989,7 +1048,7 @@ fn sorted_part<P: Pos>(
         .collect();
     if per_stripe.iter().sum::<usize>() != range.count {
         // The caller reports the mismatch.
-        return Vec::new();
+        return Ok(Vec::new());
     }
     let ends: Vec<usize> = per_stripe
         .iter()
@@ -1010,9 +1069,15 @@ fn sorted_part<P: Pos>(
     summary.passes += 2;
     summary.collect_seconds += t.elapsed().as_secs_f64();
     let t = std::time::Instant::now();
-    part.par_sort_unstable_by(|&x, &y| key(x).cmp(&key(y)).then_with(|| tie(x, y)));
+    let sorted = match sorter {
+        Some(sorter) => sorter.sort(&mut part)?,
+        None => false,
+    };
+    if !sorted {
+        part.par_sort_unstable_by(|&x, &y| key(x).cmp(&key(y)).then_with(|| tie(x, y)));
+    }
     summary.sort_seconds += t.elapsed().as_secs_f64();
-    part
+    Ok(part)
 }
 
 /// Splits `range` (more than `max_part >= 1` suffixes) into consecutive
@@ -1174,22 +1239,28 @@ mod tests {
     }
 
     fn parts<P: Pos>(text: &[u8], v: usize, max_part: usize, threads: usize) -> Vec<Vec<u64>> {
-        parts_drawing::<P>(text, v, max_part, threads, SPLITTERS_MIN)
+        parts_drawing::<P>(text, v, max_part, threads, SPLITTERS_MIN, false)
     }
 
+    /// The parts, sorted by this module or (`steps`) on the steps of the
+    /// CPU backend ([`super::super::partsort`]).
     fn parts_drawing<P: Pos>(
         text: &[u8],
         v: usize,
         max_part: usize,
         threads: usize,
         min_splitters: usize,
+        steps: bool,
     ) -> Vec<Vec<u64>> {
         let mut out: Vec<Vec<u64>> = Vec::new();
         let t = PackedText::from_codes(text);
+        let cpu = super::super::cpu::Cpu;
+        let mut on_steps = super::super::partsort::OnSteps::new(&cpu);
+        let sorter: Option<&mut dyn PartSorter<P>> = if steps { Some(&mut on_steps) } else { None };
         let summary = crate::thread_pool(threads)
             .unwrap()
             .install(|| {
-                blockwise_drawing::<P>(&t, v, max_part, min_splitters, &mut |p, at| {
+                blockwise_drawing::<P>(&t, v, max_part, min_splitters, sorter, &mut |p, at| {
                     assert!(!p.is_empty() && p.len() <= max_part);
                     assert_eq!(at.before, out.iter().map(|p| p.len()).sum::<usize>());
                     assert_eq!(at.parts, out.len());
@@ -1209,6 +1280,8 @@ mod tests {
         assert_eq!(got.concat(), want, "v {v} part {max_part} {text:?}");
         let wide = parts::<u64>(text, v, max_part, 1);
         assert_eq!(wide, got, "u64, 1 thread: v {v} part {max_part}");
+        let steps = parts_drawing::<u32>(text, v, max_part, 2, SPLITTERS_MIN, true);
+        assert_eq!(steps, got, "on steps: v {v} part {max_part}");
     }
 
     fn xorshift(seed: &mut u64) -> u64 {
@@ -1302,10 +1375,12 @@ mod tests {
             let want = naive(&text);
             for v in [4, 64] {
                 for max_part in [1, 2, 7, 40] {
-                    let one = parts_drawing::<u32>(&text, v, max_part, 1, 2);
+                    let one = parts_drawing::<u32>(&text, v, max_part, 1, 2, false);
                     assert_eq!(one.concat(), want, "v {v} part {max_part} {text:?}");
-                    let two = parts_drawing::<u64>(&text, v, max_part, 3, 3);
+                    let two = parts_drawing::<u64>(&text, v, max_part, 3, 3, false);
                     assert_eq!(two.concat(), want, "u64 v {v} part {max_part}");
+                    let steps = parts_drawing::<u64>(&text, v, max_part, 2, 2, true);
+                    assert_eq!(steps, one, "on steps, u64 v {v} part {max_part}");
                 }
             }
         }

@@ -17,7 +17,9 @@
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
-use super::steps::{Backend, Chars, Elem, Iota, Order, RankLayout, SegSortReport, Word, bits_for};
+use super::steps::{
+    Backend, Chars, CoverSample, Elem, Iota, Order, RankLayout, SegSortReport, Word, bits_for,
+};
 use crate::error::{Error, Result};
 use crate::gpu::device::{Gpu, THREADS, grid};
 
@@ -314,6 +316,21 @@ impl Backend for Cuda {
         self.host(&b)
     }
 
+    fn upload_slice<T: Elem>(&self, v: &[T]) -> Result<DevBuf<T>> {
+        self.to_device(v)
+    }
+
+    fn download_into<T: Elem>(&self, b: &DevBuf<T>, out: &mut [T]) -> Result<()> {
+        assert_eq!(out.len(), b.len, "download_into: lengths differ");
+        if b.len > 0 {
+            self.g
+                .stream
+                .memcpy_dtoh(&b.s.slice(0..b.len), out)
+                .map_err(|e| gpu_err("copy to host", e))?;
+        }
+        Ok(())
+    }
+
     fn copy<T: Elem>(&self, b: &DevBuf<T>) -> Result<DevBuf<T>> {
         let s = self
             .g
@@ -336,6 +353,22 @@ impl Backend for Cuda {
                 &mut out.s.slice_mut(a.len..a.len + b.len),
             )
             .map_err(|e| gpu_err("device copy", e))?;
+        }
+        Ok(out)
+    }
+
+    fn slice<T: Elem>(&self, b: &DevBuf<T>, start: usize, end: usize) -> Result<DevBuf<T>> {
+        assert!(
+            start <= end && end <= b.len,
+            "slice {start}..{end} of {}",
+            b.len
+        );
+        let mut out = self.alloc::<T>(end - start)?;
+        if end > start {
+            self.g
+                .stream
+                .memcpy_dtod(&b.s.slice(start..end), &mut out.s.slice_mut(0..end - start))
+                .map_err(|e| gpu_err("device copy", e))?;
         }
         Ok(out)
     }
@@ -532,6 +565,26 @@ impl Backend for Cuda {
                     &na,
                     &b.s,
                     &nb,
+                    &mut out.s
+                );
+            }
+            Order::Cover { text, n, sample } => {
+                launch!(
+                    self,
+                    format!("merge_cover_{}", W::CU),
+                    cfg,
+                    &a.s,
+                    &na,
+                    &b.s,
+                    &nb,
+                    &text.s,
+                    n,
+                    &sample.v,
+                    &sample.size,
+                    &sample.rank.s,
+                    &sample.index.s,
+                    &sample.start.s,
+                    &sample.pairs.s,
                     &mut out.s
                 );
             }
@@ -919,6 +972,52 @@ impl Backend for Cuda {
                 &x.s,
                 &m,
                 &r,
+                &mut out.s
+            );
+        }
+        Ok(out)
+    }
+
+    fn residues<W: Word>(&self, x: &DevBuf<W>, v: u64) -> Result<DevBuf<u32>> {
+        assert!(v.is_power_of_two(), "residues: {v} is not a power of two");
+        let mut out = self.alloc::<u32>(x.len)?;
+        let m = x.len as u64;
+        if m > 0 {
+            launch!(
+                self,
+                format!("residues_{}", W::CU),
+                grid(x.len),
+                &x.s,
+                &m,
+                &v,
+                &mut out.s
+            );
+        }
+        Ok(out)
+    }
+
+    fn cover_ranks<W: Word>(
+        &self,
+        pos: &DevBuf<W>,
+        n: u64,
+        sample: &CoverSample<'_, Self>,
+    ) -> Result<DevBuf<u32>> {
+        let mut out = self.alloc::<u32>(pos.len)?;
+        let m = pos.len as u64;
+        if m > 0 {
+            launch!(
+                self,
+                format!("cover_ranks_{}", W::CU),
+                grid(pos.len),
+                &pos.s,
+                &m,
+                &n,
+                &sample.v,
+                &sample.size,
+                &sample.rank.s,
+                &sample.index.s,
+                &sample.start.s,
+                &sample.pairs.s,
                 &mut out.s
             );
         }

@@ -15,6 +15,7 @@ pub mod cuda;
 mod doubling;
 pub mod hybrid;
 pub mod ls;
+pub mod partsort;
 pub mod skew;
 pub mod steps;
 

@@ -170,6 +170,125 @@ pub enum Order<'a, B: Backend, W: Word> {
         /// Where `rank` keeps them.
         layout: RankLayout,
     },
+    /// The order of the suffixes at positions `i` and `j` (any two, from
+    /// either input) by a difference-cover sample ([`cover_cmp`]): a total
+    /// order, the suffix order.
+    Cover {
+        /// The text, packed.
+        text: &'a B::Buf<u64>,
+        /// Its length.
+        n: u64,
+        /// The sample.
+        sample: &'a CoverSample<'a, B>,
+    },
+}
+
+/// A difference-cover sample as the steps read it (the blockwise sort of a
+/// part, [`super::partsort`]; built by [`super::blockwise::DcSample`]). The
+/// period `v` is a power of two and the cover has `size` residues.
+/// `rank[(p / v) * size + index[p % v]]` is the rank (1-based, all distinct)
+/// of the sampled suffix at `p < n` (`index` is `u32::MAX` for residues not
+/// in the cover). For each difference `e` in `0..v`,
+/// `pairs[start[e]..start[e + 1]]` are the residues `a` of the cover with
+/// `(a + e) mod v` in the cover too: what [`cover_delta`] searches.
+pub struct CoverSample<'a, B: Backend> {
+    /// The period.
+    pub v: u64,
+    /// Residues in the cover.
+    pub size: u64,
+    /// Ranks of the sampled suffixes, by slot.
+    pub rank: &'a B::Buf<u32>,
+    /// Slot offset of each residue (`v` entries).
+    pub index: &'a B::Buf<u32>,
+    /// Start of each difference's pairs (`v + 1` entries).
+    pub start: &'a B::Buf<u32>,
+    /// The residues of each difference's pairs.
+    pub pairs: &'a B::Buf<u32>,
+}
+
+/// The smallest `k < v` with `(i + k) mod v` and `(j + k) mod v` both in the
+/// cover (`start`, `pairs` as in [`CoverSample`]; `v` a power of two).
+#[inline]
+pub fn cover_delta(v: u64, start: &[u32], pairs: &[u32], i: u64, j: u64) -> u64 {
+    let mask = v - 1;
+    let (ri, rj) = (i & mask, j & mask);
+    let e = ((rj + v - ri) & mask) as usize;
+    pairs[start[e] as usize..start[e + 1] as usize]
+        .iter()
+        .map(|&a| (a as u64 + v - ri) & mask)
+        .min()
+        .expect("a difference cover covers every difference")
+}
+
+/// 32 bases of a text packed by [`Backend::pack_text`] from `p`, first base
+/// in the top bits (bases past the last word's end read as 0; the text's
+/// spare word makes `packed[p / 32 + 1]` exist for `p` up to its length).
+#[inline]
+pub fn packed_word(packed: &[u64], p: u64) -> u64 {
+    let w = (p / 32) as usize;
+    let s = 2 * (p % 32);
+    let hi = packed[w] << s;
+    if s == 0 {
+        hi
+    } else {
+        hi | (packed[w + 1] >> (64 - s))
+    }
+}
+
+/// The order of the suffixes `i` and `j` of a packed text of `n` bases by a
+/// difference-cover sample ([`Order::Cover`]; host slices of a
+/// [`CoverSample`]): their first `k = cover_delta(i, j)` bases (a proper
+/// prefix first), then the ranks of the sampled suffixes at `i + k` and
+/// `j + k` (0 at the end of the text). `Equal` only for `i == j`.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub fn cover_cmp(
+    packed: &[u64],
+    n: u64,
+    v: u64,
+    size: u64,
+    rank: &[u32],
+    index: &[u32],
+    start: &[u32],
+    pairs: &[u32],
+    i: u64,
+    j: u64,
+) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    if i == j {
+        return Ordering::Equal;
+    }
+    let k = cover_delta(v, start, pairs, i, j);
+    let (li, lj) = (k.min(n - i), k.min(n - j));
+    let l = li.min(lj);
+    let mut o = 0;
+    while o < l {
+        let rem = (l - o).min(32);
+        let mask = if rem == 32 {
+            u64::MAX
+        } else {
+            !(u64::MAX >> (2 * rem))
+        };
+        let (a, b) = (
+            packed_word(packed, i + o) & mask,
+            packed_word(packed, j + o) & mask,
+        );
+        if a != b {
+            return a.cmp(&b);
+        }
+        o += 32;
+    }
+    if li != lj {
+        return li.cmp(&lj);
+    }
+    let r = |q: u64| {
+        if q >= n {
+            0
+        } else {
+            rank[((q / v) * size + index[(q & (v - 1)) as usize] as u64) as usize]
+        }
+    };
+    r(i + k).cmp(&r(j + k))
 }
 
 /// What a segmented sort did (for `--stats`).
@@ -207,10 +326,21 @@ pub trait Backend: Sync + Sized {
     fn upload<T: Elem>(&self, v: Vec<T>) -> Result<Self::Buf<T>>;
     /// The buffer back on the host.
     fn download<T: Elem>(&self, b: Self::Buf<T>) -> Result<Vec<T>>;
+    /// A copy of a host slice in the backend (no host copy on the way).
+    fn upload_slice<T: Elem>(&self, v: &[T]) -> Result<Self::Buf<T>> {
+        self.upload(v.to_vec())
+    }
+    /// The buffer copied into a host slice of its length.
+    fn download_into<T: Elem>(&self, b: &Self::Buf<T>, out: &mut [T]) -> Result<()> {
+        out.copy_from_slice(&self.download(self.copy(b)?)?);
+        Ok(())
+    }
     /// A copy of `b`.
     fn copy<T: Elem>(&self, b: &Self::Buf<T>) -> Result<Self::Buf<T>>;
     /// `a` followed by `b`.
     fn concat<T: Elem>(&self, a: &Self::Buf<T>, b: &Self::Buf<T>) -> Result<Self::Buf<T>>;
+    /// A copy of `b[start..end]`.
+    fn slice<T: Elem>(&self, b: &Self::Buf<T>, start: usize, end: usize) -> Result<Self::Buf<T>>;
 
     // --------------------------------------------------------- generic steps
 
@@ -428,6 +558,21 @@ pub trait Backend: Sync + Sized {
 
     /// 1 where `x[i] % 3 == r`.
     fn mod3_is<W: Word>(&self, x: &Self::Buf<W>, r: u64) -> Result<Self::Buf<u8>>;
+
+    /// `x[i] mod v` for a power of two `v` (the residue class of a position).
+    fn residues<W: Word>(&self, x: &Self::Buf<W>, v: u64) -> Result<Self::Buf<u32>>;
+
+    /// For each suffix `p = pos[i]` of a text of `n` bases, the rank in
+    /// `sample` of the first sampled suffix at or after it: `p + d` for the
+    /// least `d` ([`cover_delta`]`(p, p)`), 0 when `p + d >= n`. Suffixes of one
+    /// residue class that share their first `d` bases are in the order of
+    /// these ranks. Cost: `O(n/p)` random reads of the ranks.
+    fn cover_ranks<W: Word>(
+        &self,
+        pos: &Self::Buf<W>,
+        n: u64,
+        sample: &CoverSample<'_, Self>,
+    ) -> Result<Self::Buf<u32>>;
 }
 
 /// [`Backend::rank_groups`] from the steps: `head_index` + `segmented_scan`

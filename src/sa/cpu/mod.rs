@@ -16,7 +16,10 @@ pub(crate) mod shared;
 
 use rayon::prelude::*;
 
-use super::steps::{Backend, Elem, Iota, Order, RankLayout, SegSortReport, Word, bits_for};
+use super::steps::{
+    Backend, CoverSample, Elem, Iota, Order, RankLayout, SegSortReport, Word, bits_for, cover_cmp,
+    cover_delta,
+};
 use crate::error::Result;
 use radix::{radix_sort, suffix_sort};
 use shared::{SharedSlice, split_at_ends};
@@ -153,6 +156,15 @@ impl Backend for Cpu {
         out.extend_from_slice(a);
         out.extend_from_slice(b);
         Ok(out)
+    }
+
+    fn download_into<T: Elem>(&self, b: &Vec<T>, out: &mut [T]) -> Result<()> {
+        out.copy_from_slice(b);
+        Ok(())
+    }
+
+    fn slice<T: Elem>(&self, b: &Vec<T>, start: usize, end: usize) -> Result<Vec<T>> {
+        Ok(b[start..end].to_vec())
     }
 
     fn radix_sort_pairs<K: Word, V: Elem>(
@@ -336,6 +348,21 @@ impl Backend for Cpu {
                 rank,
                 layout,
             } => merge::merge_dc3_order(a, b, text, *n, rank, *layout),
+            Order::Cover { text, n, sample } => merge::merge_with(a, b, |x, y| {
+                cover_cmp(
+                    text,
+                    *n,
+                    sample.v,
+                    sample.size,
+                    sample.rank,
+                    sample.index,
+                    sample.start,
+                    sample.pairs,
+                    x.to_u64(),
+                    y.to_u64(),
+                )
+                .is_le()
+            }),
         })
     }
 
@@ -667,6 +694,36 @@ impl Backend for Cpu {
         Ok(x.par_iter()
             .with_min_len(GRAIN)
             .map(|&v| u8::from(v.to_u64() % 3 == r))
+            .collect())
+    }
+
+    fn residues<W: Word>(&self, x: &Vec<W>, v: u64) -> Result<Vec<u32>> {
+        assert!(v.is_power_of_two(), "residues: {v} is not a power of two");
+        Ok(x.par_iter()
+            .with_min_len(GRAIN)
+            .map(|&p| (p.to_u64() & (v - 1)) as u32)
+            .collect())
+    }
+
+    fn cover_ranks<W: Word>(
+        &self,
+        pos: &Vec<W>,
+        n: u64,
+        s: &CoverSample<'_, Self>,
+    ) -> Result<Vec<u32>> {
+        let (v, size) = (s.v, s.size);
+        Ok(pos
+            .par_iter()
+            .with_min_len(GRAIN)
+            .map(|&p| {
+                let p = p.to_u64();
+                let q = p + cover_delta(v, s.start, s.pairs, p, p);
+                if q >= n {
+                    0
+                } else {
+                    s.rank[((q / v) * size + s.index[(q & (v - 1)) as usize] as u64) as usize]
+                }
+            })
             .collect())
     }
 }
