@@ -1,10 +1,12 @@
 //! Blockwise suffix sorting (`sa::blockwise`) against libsais on a FASTA
 //! reference: time, peak memory, and whether the arrays are the same.
 //!
-//! cargo run --release --example blockwise -- FASTA [V [PART [THREADS]]]
+//! cargo run --release --example blockwise -- FASTA [V [PART [THREADS [SORT]]]]
 //!
 //! V is the difference-cover period (default 64), PART the most suffixes a
-//! part holds (default n/8), THREADS the rayon workers (default 2). The
+//! part holds (default n/8), THREADS the rayon workers (default 2), SORT who
+//! sorts the parts: `cpu` (blockwise's own sort, the default) or `steps`
+//! (`sa::partsort` on the CPU backend's steps: the GPU's algorithm). The
 //! emitted parts are not kept: their CRC-32 (positions as little-endian
 //! `u32`) is compared with that of libsais' array, so the peak resident size
 //! (`VmHWM`) read after the blockwise sort counts the text, the sample and
@@ -14,7 +16,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use fmalign::sa::{self, blockwise::blockwise};
+use fmalign::sa::{self, blockwise::blockwise_sorted_by, cpu::Cpu, partsort::OnSteps};
 
 /// `VmHWM` (peak resident size) of this process in bytes.
 fn peak_rss() -> u64 {
@@ -34,7 +36,7 @@ fn reset_peak() -> bool {
 fn main() -> fmalign::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(fasta) = args.first() else {
-        eprintln!("usage: blockwise FASTA [V [PART [THREADS]]]");
+        eprintln!("usage: blockwise FASTA [V [PART [THREADS [cpu|steps]]]]");
         std::process::exit(2);
     };
     let reference = fmalign::reference::read_fasta(&PathBuf::from(fasta))?;
@@ -46,16 +48,28 @@ fn main() -> fmalign::Result<()> {
         .get(2)
         .map_or(n.div_ceil(8), |x| x.parse().expect("PART"));
     let threads: usize = args.get(3).map_or(2, |x| x.parse().expect("THREADS"));
+    let steps = match args.get(4).map_or("cpu", String::as_str) {
+        "cpu" => false,
+        "steps" => true,
+        other => panic!("SORT is cpu or steps, not {other}"),
+    };
     let reset = reset_peak();
     let before = peak_rss();
-    println!("n {n} v {v} part {part} threads {threads} rss_before {before}");
+    println!(
+        "n {n} v {v} part {part} threads {threads} sort {} rss_before {before}",
+        if steps { "steps" } else { "cpu" }
+    );
 
     let start = Instant::now();
     let mut crc = crc32fast::Hasher::new();
     let (mut parts, mut total, mut largest) = (0usize, 0usize, 0usize);
     let pool = fmalign::thread_pool(threads)?;
+    let mut on_steps = OnSteps::new(&Cpu);
+    let mut declined = Declined;
+    let sorter: &mut dyn fmalign::sa::blockwise::PartSorter<u32> =
+        if steps { &mut on_steps } else { &mut declined };
     let summary = pool.install(|| {
-        blockwise::<u32>(&text, v, part, &mut |p, _| {
+        blockwise_sorted_by::<u32>(&text, v, part, sorter, &mut |p, _| {
             parts += 1;
             total += p.len();
             largest = largest.max(p.len());
@@ -69,11 +83,19 @@ fn main() -> fmalign::Result<()> {
     let blockwise_peak = peak_rss();
     let blockwise_crc = crc.finalize();
     println!(
-        "blockwise {blockwise_s:.2} s (sample {:.2} s, {} B), {parts} parts (largest {largest}), peak {blockwise_peak} B = {:.2} B/base",
+        "blockwise {blockwise_s:.2} s (sample {:.2} s, {} B; collecting {:.2} s, sorting {:.2} s), {parts} parts (largest {largest}), peak {blockwise_peak} B = {:.2} B/base",
         summary.sample_seconds,
         summary.sample_bytes,
+        summary.collect_seconds,
+        summary.sort_seconds,
         blockwise_peak as f64 / n as f64
     );
+    if steps {
+        println!(
+            "steps: {} text-key rounds at most, {} suffixes tied past v bases, {} class runs merged",
+            on_steps.total.levels, on_steps.total.tied, on_steps.total.runs
+        );
+    }
     let text = text.to_codes();
 
     let reset = reset && reset_peak();
@@ -105,4 +127,21 @@ fn main() -> fmalign::Result<()> {
         std::process::exit(1);
     }
     Ok(())
+}
+
+/// Leaves every part to blockwise's own sort.
+struct Declined;
+
+impl fmalign::sa::blockwise::PartSorter<u32> for Declined {
+    fn prepare(
+        &mut self,
+        _: &fmalign::dna::PackedText,
+        _: &fmalign::sa::blockwise::DcSample,
+    ) -> fmalign::Result<()> {
+        Ok(())
+    }
+
+    fn sort(&mut self, _: &mut [u32]) -> fmalign::Result<bool> {
+        Ok(false)
+    }
 }

@@ -109,6 +109,19 @@ run() {
     for sa in hybrid skew ls; do bench chr20 "$work/chr20.fa" gpu "$sa"; done
     bench chr20 "$work/chr20.fa" gpu hybrid # warm kernel cache, second run
     bench chr20 "$work/chr20.fa" cpu hybrid
+    # The build in parts (2 bytes per base): the parts sorted on the CPU,
+    # then on the GPU (sa::partsort); both must give libsais' bytes.
+    for dev in cpu gpu; do
+        local idx="$work/chr20.parts.$dev.fmi" t0 t1 same
+        t0=$(date +%s.%N)
+        /usr/bin/time -f "%M" -o "$work/rss" "$fm" index -t 16 --device "$dev" --max-memory 120M \
+            -p "$idx" "$work/chr20.fa" 2>"$work/err"
+        t1=$(date +%s.%N)
+        cmp -s "$idx" "$work/chr20.cpu.libsais.fmi" && same=yes || same=NO
+        printf '%s\t%s\t%s\t%.3f\t%s\t%s\t%s\n' chr20-parts-120M "$dev" blockwise \
+            "$(echo "$t1 - $t0" | bc)" "$(cat "$work/rss")" "$same" \
+            "$(grep -E 'in parts:|parts sorted|sorting the parts' "$work/err" | tr '\n' ' ')" | tee -a "$out/bench.tsv"
+    done
     # Mapping: the same SAM on both devices, and the times.
     if command -v wgsim >/dev/null; then
         wgsim -S 11 -N 1000000 -1 100 -2 100 -e 0.01 -r 0 -R 0 "$work/chr20.fa" "$work/r1.fq" /dev/null >/dev/null 2>&1
