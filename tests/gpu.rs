@@ -671,6 +671,25 @@ mod device {
         }
     }
 
+    /// `fmalign index ARGS -p DIR/OUT test_data/lambda_virus.fa`, which must
+    /// succeed: its stderr and the file.
+    fn index_lambda(dir: &tempfile::TempDir, args: &[&str], out: &str) -> (String, Vec<u8>) {
+        let fa = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/lambda_virus.fa");
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_fmalign"))
+            .arg("index")
+            .args(args)
+            .arg("-p")
+            .arg(dir.path().join(out))
+            .arg(&fa)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        (
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+            std::fs::read(dir.path().join(out)).unwrap(),
+        )
+    }
+
     /// `--max-gpu-memory` below the estimate: a one-line notice and the CPU
     /// build, the same bytes; a generous one: the GPU build, the same bytes.
     #[test]
@@ -679,19 +698,11 @@ mod device {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
-        let fa = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/lambda_virus.fa");
         let run = |extra: &[&str], out: &str| {
-            let o = std::process::Command::new(env!("CARGO_BIN_EXE_fmalign"))
-                .args(["index", "--device", "gpu", "--sa", "hybrid", "-p"])
-                .arg(dir.path().join(out))
-                .args(extra)
-                .arg(&fa)
-                .output()
-                .unwrap();
-            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-            (
-                String::from_utf8_lossy(&o.stderr).into_owned(),
-                std::fs::read(dir.path().join(out)).unwrap(),
+            index_lambda(
+                &dir,
+                &[&["--device", "gpu", "--sa", "hybrid"], extra].concat(),
+                out,
             )
         };
         let (small, a) = run(&["--max-gpu-memory", "1K"], "a.fmi");
@@ -754,19 +765,11 @@ mod device {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
-        let fa = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/lambda_virus.fa");
         let run = |extra: &[&str], out: &str| {
-            let o = std::process::Command::new(env!("CARGO_BIN_EXE_fmalign"))
-                .args(["index", "--max-part", "3000", "--dcv", "64", "-p"])
-                .arg(dir.path().join(out))
-                .args(extra)
-                .arg(&fa)
-                .output()
-                .unwrap();
-            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-            (
-                String::from_utf8_lossy(&o.stderr).into_owned(),
-                std::fs::read(dir.path().join(out)).unwrap(),
+            index_lambda(
+                &dir,
+                &[&["--max-part", "3000", "--dcv", "64"], extra].concat(),
+                out,
             )
         };
         let (_, cpu) = run(&["--device", "cpu"], "cpu.fmi");
