@@ -233,9 +233,87 @@ impl Cover {
     }
 }
 
-/// One group refined by a doubling round: the new (slot, rank) pairs and the
-/// groups still unsorted.
-type Refined = (Vec<(u32, u32)>, Vec<(usize, usize)>);
+/// Suffixes of the sample's groups refined between two writes of ranks (a
+/// batch of [`refine_batch`]).
+const REFINE_BATCH: usize = 1 << 22;
+
+/// Groups of suffixes, a task's share of a batch, refined by a doubling
+/// round: the new (slot, rank) pairs and the groups still unsorted.
+type Refined = (Vec<(u32, u32)>, Vec<(u32, u32)>);
+
+/// One batch of a doubling round of [`DcSample::new`]: sorts each group
+/// `start..end` of `order` (disjoint, ascending) by the rank of the slot
+/// `shift` further on (0 where `past_end` says that suffix is empty), in
+/// parallel over tasks of consecutive groups; returns per task the new ranks
+/// (1 + the start of the sub-group in `order`) and the sub-groups still tied.
+fn refine_batch(
+    order: &mut [u32],
+    batch: &[(u32, u32)],
+    rank: &[u32],
+    shift: usize,
+    past_end: impl Fn(u32) -> bool + Sync,
+) -> Vec<Refined> {
+    const TASK: usize = 1 << 16;
+    // Tasks: runs of consecutive groups of about TASK suffixes, each with
+    // the stretch of `order` its groups lie in.
+    let mut tasks: Vec<(&[(u32, u32)], usize, &mut [u32])> = Vec::new();
+    let mut rest: &mut [u32] = order;
+    let mut at = 0usize;
+    let mut groups = batch;
+    while !groups.is_empty() {
+        let mut take = 0;
+        let mut items = 0;
+        while take < groups.len() && (take == 0 || items < TASK) {
+            items += (groups[take].1 - groups[take].0) as usize;
+            take += 1;
+        }
+        let (these, tail) = groups.split_at(take);
+        groups = tail;
+        let (a, b) = (these[0].0 as usize, these[take - 1].1 as usize);
+        let (_, r) = std::mem::take(&mut rest).split_at_mut(a - at);
+        let (stretch, r) = r.split_at_mut(b - a);
+        rest = r;
+        at = b;
+        tasks.push((these, a, stretch));
+    }
+    let key = |s: u32| {
+        if past_end(s) {
+            0
+        } else {
+            rank[s as usize + shift]
+        }
+    };
+    tasks
+        .into_par_iter()
+        .map(|(these, a0, stretch)| {
+            let mut updates = Vec::new();
+            let mut sub = Vec::new();
+            let mut keyed: Vec<(u32, u32)> = Vec::new();
+            for &(a, b) in these {
+                let (a, b) = (a as usize, b as usize);
+                let g = &mut stretch[a - a0..b - a0];
+                keyed.clear();
+                keyed.extend(g.iter().map(|&s| (key(s), s)));
+                keyed.sort_unstable();
+                let mut first = 0;
+                for x in 0..keyed.len() {
+                    g[x] = keyed[x].1;
+                    if keyed[x].0 != keyed[first].0 {
+                        if x - first > 1 {
+                            sub.push(((a + first) as u32, (a + x) as u32));
+                        }
+                        first = x;
+                    }
+                    updates.push((keyed[x].1, (a + first) as u32 + 1));
+                }
+                if keyed.len() - first > 1 {
+                    sub.push(((a + first) as u32, (a + keyed.len()) as u32));
+                }
+            }
+            (updates, sub)
+        })
+        .collect()
+}
 
 /// Bits `0..2k` of a word: its first `k` bases.
 #[inline]
@@ -300,6 +378,13 @@ impl DcSample {
     /// Besides the ranks, the sampled positions (4 bytes each: as many
     /// bytes again as the ranks) are live while they are sorted.
     pub fn new(text: &PackedText, v: usize) -> Result<Self> {
+        Self::refined_in_batches(text, v, REFINE_BATCH)
+    }
+
+    /// [`DcSample::new`] with doubling rounds written back every `batch`
+    /// suffixes or so (tests use tiny batches: ranks refined earlier in the
+    /// same round are read).
+    fn refined_in_batches(text: &PackedText, v: usize, batch: usize) -> Result<Self> {
         let cover = Cover::new(v)?;
         let n = text.len();
         let k = cover.d.len();
@@ -335,10 +420,10 @@ impl DcSample {
         drop(counts);
         let m = order.len();
         let mut rank = vec![0u32; slots];
-        // Unsorted groups: runs of `order` whose suffixes share the first h
-        // bases (all at least h long). Ranks are 1 + the start of the group
-        // in `order`.
-        let mut groups: Vec<(usize, usize)> = Vec::new();
+        // Unsorted groups: runs `start..end` of `order` whose suffixes share
+        // the first h bases (all at least h long). Ranks are 1 + the start of
+        // the group in `order`.
+        let mut groups: Vec<(u32, u32)> = Vec::new();
         let mut start = 0;
         for x in 1..=m {
             let tie = x < m && {
@@ -350,65 +435,42 @@ impl DcSample {
                     rank[s as usize] = start as u32 + 1;
                 }
                 if x - start > 1 {
-                    groups.push((start, x));
+                    groups.push((start as u32, x as u32));
                 }
                 start = x;
             }
         }
+        // Prefix doubling (Larsson–Sadakane): each round sorts every group
+        // by the rank of the suffix h further on. The groups go in batches
+        // of about REFINE_BATCH suffixes, and a batch's new ranks are written
+        // before the next batch reads any: a later batch may see a rank
+        // already refined this round, which orders its group by more bases,
+        // never wrongly (ranks stay consistent with the suffix order). That
+        // bounds the round's scratch to a batch instead of every tied suffix.
         let mut h = v;
         while !groups.is_empty() {
             // Slot of p + h for the slot of p: the same residue, h / v blocks on.
             let shift = (h / v) * k;
-            let rank_ref = &rank;
-            let key = |s: u32| {
-                if pos(s) + h >= n {
-                    0
-                } else {
-                    rank_ref[s as usize + shift]
+            let mut next: Vec<(u32, u32)> = Vec::new();
+            let mut rest: &[(u32, u32)] = &groups;
+            while !rest.is_empty() {
+                let mut items = 0;
+                let mut take = 0;
+                while take < rest.len() && (take == 0 || items < batch) {
+                    items += (rest[take].1 - rest[take].0) as usize;
+                    take += 1;
                 }
-            };
-            // The groups as disjoint mutable slices of `order`.
-            let mut slices: Vec<(usize, &mut [u32])> = Vec::with_capacity(groups.len());
-            let mut rest: &mut [u32] = &mut order;
-            let mut at = 0;
-            for &(a, b) in &groups {
-                let (_, tail) = rest.split_at_mut(a - at);
-                let (g, tail) = tail.split_at_mut(b - a);
-                slices.push((a, g));
+                let (batch, tail) = rest.split_at(take);
                 rest = tail;
-                at = b;
-            }
-            let done: Vec<Refined> = slices
-                .into_par_iter()
-                .map(|(a, g)| {
-                    let mut keyed: Vec<(u32, u32)> = g.iter().map(|&s| (key(s), s)).collect();
-                    keyed.sort_unstable();
-                    let mut updates = Vec::with_capacity(keyed.len());
-                    let mut sub = Vec::new();
-                    let mut first = 0;
-                    for x in 0..keyed.len() {
-                        g[x] = keyed[x].1;
-                        if keyed[x].0 != keyed[first].0 {
-                            if x - first > 1 {
-                                sub.push((a + first, a + x));
-                            }
-                            first = x;
-                        }
-                        updates.push((keyed[x].1, (a + first) as u32 + 1));
+                let done = refine_batch(&mut order, batch, &rank, shift, |s| pos(s) + h >= n);
+                for (updates, sub) in done {
+                    for (s, r) in updates {
+                        rank[s as usize] = r;
                     }
-                    if keyed.len() - first > 1 {
-                        sub.push((a + first, a + keyed.len()));
-                    }
-                    (updates, sub)
-                })
-                .collect();
-            groups = Vec::new();
-            for (updates, sub) in done {
-                for (s, r) in updates {
-                    rank[s as usize] = r;
+                    next.extend(sub);
                 }
-                groups.extend(sub);
             }
+            groups = next;
             h *= 2;
         }
         drop(order);
@@ -1212,11 +1274,21 @@ mod tests {
     /// Ranks follow the suffix order of the sampled positions; `cmp` agrees
     /// with the brute-force order on every pair.
     fn check_sample(text: &[u8], v: usize) {
+        for batch in [REFINE_BATCH, 1, 2, 7] {
+            check_sample_batch(text, v, batch);
+        }
+    }
+
+    fn check_sample_batch(text: &[u8], v: usize, batch: usize) {
         let t = PackedText::from_codes(text);
         let s = crate::thread_pool(2)
             .unwrap()
-            .install(|| DcSample::new(&t, v))
+            .install(|| DcSample::refined_in_batches(&t, v, batch))
             .unwrap();
+        if batch != REFINE_BATCH {
+            // The ranks do not depend on the batches.
+            assert_eq!(s.rank, DcSample::new(&t, v).unwrap().rank, "batch {batch}");
+        }
         let sa = naive(text);
         let mut isa = vec![0usize; text.len()];
         for (r, &p) in sa.iter().enumerate() {
