@@ -241,6 +241,10 @@ const REFINE_BATCH: usize = 1 << 22;
 /// round: the new (slot, rank) pairs and the groups still unsorted.
 type Refined = (Vec<(u32, u32)>, Vec<(u32, u32)>);
 
+/// A task of [`refine_batch`]: its groups, where its stretch of `order`
+/// starts, and that stretch.
+type Task<'a> = (&'a [(u32, u32)], usize, &'a mut [u32]);
+
 /// One batch of a doubling round of [`DcSample::new`]: sorts each group
 /// `start..end` of `order` (disjoint, ascending) by the rank of the slot
 /// `shift` further on (0 where `past_end` says that suffix is empty), in
@@ -256,7 +260,7 @@ fn refine_batch(
     const TASK: usize = 1 << 16;
     // Tasks: runs of consecutive groups of about TASK suffixes, each with
     // the stretch of `order` its groups lie in.
-    let mut tasks: Vec<(&[(u32, u32)], usize, &mut [u32])> = Vec::new();
+    let mut tasks: Vec<Task<'_>> = Vec::new();
     let mut rest: &mut [u32] = order;
     let mut at = 0usize;
     let mut groups = batch;
