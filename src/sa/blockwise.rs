@@ -233,6 +233,75 @@ impl Cover {
     }
 }
 
+/// The groups of a sample's suffixes still tied, over the `m` elements of
+/// its order: bit `x` of `tied` is set when element `x` is in a group of
+/// two or more, bit `x` of `head` when such a group starts at `x`.
+struct Groups {
+    tied: Vec<u64>,
+    head: Vec<u64>,
+    m: usize,
+}
+
+impl Groups {
+    fn new(m: usize) -> Self {
+        Groups {
+            tied: vec![0; m.div_ceil(64)],
+            head: vec![0; m.div_ceil(64)],
+            m,
+        }
+    }
+
+    fn bit(v: &[u64], x: usize) -> bool {
+        v[x / 64] >> (x % 64) & 1 == 1
+    }
+
+    /// Records the group `a..b` (nothing for fewer than two elements).
+    fn mark(&mut self, a: usize, b: usize) {
+        if b - a < 2 {
+            return;
+        }
+        self.head[a / 64] |= 1 << (a % 64);
+        for x in a..b {
+            self.tied[x / 64] |= 1 << (x % 64);
+        }
+    }
+
+    /// Forgets the group `a..b`.
+    fn clear(&mut self, a: usize, b: usize) {
+        self.head[a / 64] &= !(1 << (a % 64));
+        for x in a..b {
+            self.tied[x / 64] &= !(1 << (x % 64));
+        }
+    }
+
+    /// Puts in `out` the groups from element `at` on, in order, until they
+    /// hold at least `batch` elements (at least one group when there is
+    /// one); returns where the next call starts.
+    fn take(&self, mut at: usize, batch: usize, out: &mut Vec<(u32, u32)>) -> usize {
+        out.clear();
+        let mut items = 0;
+        while at < self.m && (out.is_empty() || items < batch) {
+            // The next tied element: a head.
+            let w = at / 64;
+            let rest = self.tied[w] & (u64::MAX << (at % 64));
+            if rest == 0 {
+                at = (w + 1) * 64;
+                continue;
+            }
+            let a = w * 64 + rest.trailing_zeros() as usize;
+            debug_assert!(Self::bit(&self.head, a), "a group starts at its head");
+            let mut b = a + 1;
+            while b < self.m && Self::bit(&self.tied, b) && !Self::bit(&self.head, b) {
+                b += 1;
+            }
+            out.push((a as u32, b as u32));
+            items += b - a;
+            at = b;
+        }
+        at.min(self.m)
+    }
+}
+
 /// Suffixes of the sample's groups refined between two writes of ranks (a
 /// batch of [`refine_batch`]).
 const REFINE_BATCH: usize = 1 << 22;
@@ -427,7 +496,11 @@ impl DcSample {
         // Unsorted groups: runs `start..end` of `order` whose suffixes share
         // the first h bases (all at least h long). Ranks are 1 + the start of
         // the group in `order`.
-        let mut groups: Vec<(u32, u32)> = Vec::new();
+        // The groups, as two bits per element of `order`: `tied` where the
+        // element is in a group of two or more, `head` where such a group
+        // starts (2 bits a suffix instead of a list of groups, which is 8
+        // bytes a suffix when a genome is two near-identical copies).
+        let mut groups = Groups::new(m);
         let mut start = 0;
         for x in 1..=m {
             let tie = x < m && {
@@ -438,43 +511,46 @@ impl DcSample {
                 for &s in &order[start..x] {
                     rank[s as usize] = start as u32 + 1;
                 }
-                if x - start > 1 {
-                    groups.push((start as u32, x as u32));
-                }
+                groups.mark(start, x);
                 start = x;
             }
         }
         // Prefix doubling (Larsson–Sadakane): each round sorts every group
         // by the rank of the suffix h further on. The groups go in batches
-        // of about REFINE_BATCH suffixes, and a batch's new ranks are written
+        // of about `batch` suffixes, and a batch's new ranks are written
         // before the next batch reads any: a later batch may see a rank
         // already refined this round, which orders its group by more bases,
         // never wrongly (ranks stay consistent with the suffix order). That
         // bounds the round's scratch to a batch instead of every tied suffix.
         let mut h = v;
-        while !groups.is_empty() {
+        let mut found = Vec::new();
+        loop {
             // Slot of p + h for the slot of p: the same residue, h / v blocks on.
             let shift = (h / v) * k;
-            let mut next: Vec<(u32, u32)> = Vec::new();
-            let mut rest: &[(u32, u32)] = &groups;
-            while !rest.is_empty() {
-                let mut items = 0;
-                let mut take = 0;
-                while take < rest.len() && (take == 0 || items < batch) {
-                    items += (rest[take].1 - rest[take].0) as usize;
-                    take += 1;
+            let mut at = 0;
+            let mut any = false;
+            loop {
+                at = groups.take(at, batch, &mut found);
+                if found.is_empty() {
+                    break;
                 }
-                let (batch, tail) = rest.split_at(take);
-                rest = tail;
-                let done = refine_batch(&mut order, batch, &rank, shift, |s| pos(s) + h >= n);
+                any = true;
+                let done = refine_batch(&mut order, &found, &rank, shift, |s| pos(s) + h >= n);
+                for &(a, b) in &found {
+                    groups.clear(a as usize, b as usize);
+                }
                 for (updates, sub) in done {
                     for (s, r) in updates {
                         rank[s as usize] = r;
                     }
-                    next.extend(sub);
+                    for (a, b) in sub {
+                        groups.mark(a as usize, b as usize);
+                    }
                 }
             }
-            groups = next;
+            if !any {
+                break;
+            }
             h *= 2;
         }
         drop(order);
@@ -1411,12 +1487,55 @@ mod tests {
             b = next;
             texts.push(b.clone());
         }
+        // Two copies of a random text (a genome with two near-identical
+        // haplotypes): the sample ties in pairs.
+        let unit: Vec<u8> = (0..200).map(|_| (xorshift(&mut seed) % 4) as u8).collect();
+        texts.push([unit.clone(), unit].concat());
         // A long repeat with a mutation, shorter than v and longer.
         let unit: Vec<u8> = (0..150).map(|_| (xorshift(&mut seed) % 4) as u8).collect();
         let mut t = [unit.clone(), unit.clone(), unit].concat();
         t[200] ^= 1;
         texts.push(t);
         texts
+    }
+
+    /// Groups recorded as bits come back in order, batch by batch, and
+    /// cleared ones are gone.
+    #[test]
+    fn groups_as_bits() {
+        let mut g = Groups::new(200);
+        let want = [
+            (0u32, 2u32),
+            (2, 5),
+            (63, 65),
+            (70, 71),
+            (100, 164),
+            (198, 200),
+        ];
+        for &(a, b) in &want {
+            g.mark(a as usize, b as usize);
+        }
+        let all: Vec<(u32, u32)> = want.iter().copied().filter(|&(a, b)| b - a > 1).collect();
+        for batch in [1, 3, 64, 1000] {
+            let (mut got, mut out, mut at) = (Vec::new(), Vec::new(), 0);
+            loop {
+                at = g.take(at, batch, &mut out);
+                if out.is_empty() {
+                    break;
+                }
+                // Groups are added while fewer than `batch` elements are in.
+                let (a, b) = out[out.len() - 1];
+                let before: u32 = out.iter().map(|&(a, b)| b - a).sum::<u32>() - (b - a);
+                assert!(out.len() == 1 || (before as usize) < batch, "batch {batch}");
+                got.extend_from_slice(&out);
+            }
+            assert_eq!(got, all, "batch {batch}");
+        }
+        g.clear(2, 5);
+        g.clear(100, 164);
+        let mut out = Vec::new();
+        g.take(0, 1000, &mut out);
+        assert_eq!(out, vec![(0, 2), (63, 65), (198, 200)]);
     }
 
     #[test]
