@@ -80,8 +80,8 @@ fn peak(n: u64, wide: bool, v: usize, max_part: u64) -> u64 {
     let text = text_bytes(n);
     let ranks = sample_bytes(n, v);
     // While the sample is ranked: its positions (as many bytes as the
-    // ranks), and the groups still tied with a batch of new ranks (at most
-    // as many again; 2.2 S measured on 50 near-copies at v = 256).
+    // ranks), two bits a sampled suffix for the groups still tied and a
+    // batch of new ranks (16 MiB): a third S is headroom.
     let sample_build = 3 * ranks;
     let sorting = ranks + max_part.min(n) * part_bytes(wide);
     text + sample_build.max(sorting) + fixed(n)

@@ -303,8 +303,9 @@ impl Groups {
 }
 
 /// Suffixes of the sample's groups refined between two writes of ranks (a
-/// batch of [`refine_batch`]).
-const REFINE_BATCH: usize = 1 << 22;
+/// batch of [`refine_batch`]): its scratch, 16 bytes a suffix, stays
+/// within 16 MiB, inside [`crate::index::bounded::FIXED`].
+const REFINE_BATCH: usize = 1 << 20;
 
 /// Groups of suffixes, a task's share of a batch, refined by a doubling
 /// round: the new (slot, rank) pairs and the groups still unsorted.
