@@ -16,7 +16,8 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use fmalign::sa::{self, blockwise::blockwise_sorted_by, cpu::Cpu, partsort::OnSteps};
+use fmalign::sa::blockwise::{blockwise, blockwise_sorted_by};
+use fmalign::sa::{self, cpu::Cpu, partsort::OnSteps};
 
 /// `VmHWM` (peak resident size) of this process in bytes.
 fn peak_rss() -> u64 {
@@ -65,19 +66,21 @@ fn main() -> fmalign::Result<()> {
     let (mut parts, mut total, mut largest) = (0usize, 0usize, 0usize);
     let pool = fmalign::thread_pool(threads)?;
     let mut on_steps = OnSteps::new(&Cpu);
-    let mut declined = Declined;
-    let sorter: &mut dyn fmalign::sa::blockwise::PartSorter<u32> =
-        if steps { &mut on_steps } else { &mut declined };
+    let mut emit = |p: &[u32], _| {
+        parts += 1;
+        total += p.len();
+        largest = largest.max(p.len());
+        for x in p {
+            crc.update(&x.to_le_bytes());
+        }
+        Ok(())
+    };
     let summary = pool.install(|| {
-        blockwise_sorted_by::<u32>(&text, v, part, sorter, &mut |p, _| {
-            parts += 1;
-            total += p.len();
-            largest = largest.max(p.len());
-            for x in p {
-                crc.update(&x.to_le_bytes());
-            }
-            Ok(())
-        })
+        if steps {
+            blockwise_sorted_by::<u32>(&text, v, part, &mut on_steps, &mut emit)
+        } else {
+            blockwise::<u32>(&text, v, part, &mut emit)
+        }
     })?;
     let blockwise_s = start.elapsed().as_secs_f64();
     let blockwise_peak = peak_rss();
@@ -127,21 +130,4 @@ fn main() -> fmalign::Result<()> {
         std::process::exit(1);
     }
     Ok(())
-}
-
-/// Leaves every part to blockwise's own sort.
-struct Declined;
-
-impl fmalign::sa::blockwise::PartSorter<u32> for Declined {
-    fn prepare(
-        &mut self,
-        _: &fmalign::dna::PackedText,
-        _: &fmalign::sa::blockwise::DcSample,
-    ) -> fmalign::Result<()> {
-        Ok(())
-    }
-
-    fn sort(&mut self, _: &mut [u32]) -> fmalign::Result<bool> {
-        Ok(false)
-    }
 }

@@ -221,15 +221,8 @@ impl Cover {
     /// the cover.
     #[inline]
     pub fn delta(&self, i: usize, j: usize) -> usize {
-        let mask = self.v - 1;
-        let (ri, rj) = (i & mask, j & mask);
-        let e = (rj + self.v - ri) & mask;
-        let (s, t) = (self.start[e] as usize, self.start[e + 1] as usize);
-        self.pairs[s..t]
-            .iter()
-            .map(|&a| (a as usize + self.v - ri) & mask)
-            .min()
-            .expect("a difference cover covers every difference")
+        super::steps::cover_delta(self.v as u64, &self.start, &self.pairs, i as u64, j as u64)
+            as usize
     }
 }
 
@@ -494,13 +487,11 @@ impl DcSample {
         drop(counts);
         let m = order.len();
         let mut rank = vec![0u32; slots];
-        // Unsorted groups: runs `start..end` of `order` whose suffixes share
-        // the first h bases (all at least h long). Ranks are 1 + the start of
-        // the group in `order`.
-        // The groups, as two bits per element of `order`: `tied` where the
-        // element is in a group of two or more, `head` where such a group
-        // starts (2 bits a suffix instead of a list of groups, which is 8
-        // bytes a suffix when a genome is two near-identical copies).
+        // Unsorted groups: runs of `order` whose suffixes share the first h
+        // bases (all at least h long). Ranks are 1 + the start of the group
+        // in `order`. The groups are kept as two bits per element
+        // ([`Groups`]), not a list, which is 8 bytes a suffix when a genome
+        // is two near-identical copies.
         let mut groups = Groups::new(m);
         let mut start = 0;
         for x in 1..=m {
@@ -579,12 +570,15 @@ impl DcSample {
     /// for `p >= n`, the empty suffix.
     #[inline]
     fn rank_at(&self, p: usize) -> u32 {
-        if p >= self.n {
-            return 0;
-        }
-        let v = self.cover.v;
-        let slot = (p / v) * self.cover.d.len() + self.cover.index[p & (v - 1)] as usize;
-        self.rank[slot]
+        let c = &self.cover;
+        super::steps::cover_rank(
+            &self.rank,
+            &c.index,
+            c.v as u64,
+            c.d.len() as u64,
+            self.n as u64,
+            p as u64,
+        )
     }
 
     /// The order of the suffixes of `text` (the text this sample was built

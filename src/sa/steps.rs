@@ -281,14 +281,19 @@ pub fn cover_cmp(
     if li != lj {
         return li.cmp(&lj);
     }
-    let r = |q: u64| {
-        if q >= n {
-            0
-        } else {
-            rank[((q / v) * size + index[(q & (v - 1)) as usize] as u64) as usize]
-        }
-    };
+    let r = |q| cover_rank(rank, index, v, size, n, q);
     r(i + k).cmp(&r(j + k))
+}
+
+/// The rank of the sampled suffix at `q` (`q mod v` in the cover) in a
+/// sample's `rank` by slot (host slices of a [`CoverSample`]); 0 at or past
+/// the end `n`, the empty suffix.
+#[inline]
+pub fn cover_rank(rank: &[u32], index: &[u32], v: u64, size: u64, n: u64, q: u64) -> u32 {
+    if q >= n {
+        return 0;
+    }
+    rank[((q / v) * size + index[(q & (v - 1)) as usize] as u64) as usize]
 }
 
 /// What a segmented sort did (for `--stats`).

@@ -18,7 +18,7 @@ use rayon::prelude::*;
 
 use super::steps::{
     Backend, CoverSample, Elem, Iota, Order, RankLayout, SegSortReport, Word, bits_for, cover_cmp,
-    cover_delta,
+    cover_delta, cover_rank,
 };
 use crate::error::Result;
 use radix::{radix_sort, suffix_sort};
@@ -718,11 +718,7 @@ impl Backend for Cpu {
             .map(|&p| {
                 let p = p.to_u64();
                 let q = p + cover_delta(v, s.start, s.pairs, p, p);
-                if q >= n {
-                    0
-                } else {
-                    s.rank[((q / v) * size + s.index[(q & (v - 1)) as usize] as u64) as usize]
-                }
+                cover_rank(s.rank, s.index, v, size, n, q)
             })
             .collect())
     }
