@@ -122,6 +122,24 @@ pub fn md5_hex(md5: &[u8; 16]) -> String {
     md5.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The code (0..=3) of a letter `ACGTacgt`: bits 1–2 of the letter
+/// XOR bits 2–3 (A 0x41 → 0, C 0x43 → 1, G 0x47 → 2, T 0x54 → 3; lower case
+/// differs in bit 5 only).
+#[inline]
+fn ascii_code(b: u8) -> u8 {
+    ((b >> 1) ^ (b >> 2)) & 3
+}
+
+/// [`ascii_code`] of eight letters (the first in the low byte), packed
+/// two bits each into the low 16 bits, the first lowest.
+#[inline]
+fn pack8(x: u64) -> u64 {
+    let y = ((x >> 1) ^ (x >> 2)) & 0x0303_0303_0303_0303;
+    let y = (y | (y >> 6)) & 0x000F_000F_000F_000F;
+    let y = (y | (y >> 12)) & 0x0000_00FF_0000_00FF;
+    (y | (y >> 24)) & 0xFFFF
+}
+
 /// A text of codes 0..=3 packed 32 bases to a `u64` word, base `i` in bits
 /// `2*(i%32)` of word `i/32`: on a little-endian machine its bytes are the
 /// PAC section ([`PackedText::pac`], the same bytes as [`pack`]). A quarter
@@ -175,6 +193,36 @@ impl PackedText {
         }
         self.words[w] |= u64::from(c & 3) << (2 * (self.len % 32));
         self.len += 1;
+    }
+
+    /// Appends bases given as the letters `ACGTacgt` (the caller has
+    /// checked them; any other byte gives an unspecified code): what
+    /// [`PackedText::push`] of each code does, a word of 32 bases at a
+    /// time (the FASTA scan's inner loop).
+    pub fn extend_ascii(&mut self, bases: &[u8]) {
+        let mut rest = bases;
+        while !rest.is_empty() && !self.len.is_multiple_of(32) {
+            self.push(ascii_code(rest[0]));
+            rest = &rest[1..];
+        }
+        let mut words = rest.chunks_exact(32);
+        self.words.reserve(words.len());
+        for w in words.by_ref() {
+            let eight = |k: usize| {
+                pack8(u64::from_le_bytes(
+                    w[8 * k..8 * k + 8].try_into().expect("8 bytes"),
+                ))
+            };
+            let word = eight(0) | eight(1) << 16 | eight(2) << 32 | eight(3) << 48;
+            // The zero word past the end becomes this word; a new one follows.
+            let last = self.words.len() - 1;
+            self.words[last] = word;
+            self.words.push(0);
+            self.len += 32;
+        }
+        for &b in words.remainder() {
+            self.push(ascii_code(b));
+        }
     }
 
     /// Number of bases.
@@ -402,6 +450,34 @@ mod tests {
             let mut rev = codes.clone();
             rev.reverse();
             assert_eq!(r, PackedText::from_codes(&rev), "reversed, n = {n}");
+        }
+    }
+
+    #[test]
+    fn letters_appended_like_their_codes() {
+        // The oracle: each letter's code, pushed one by one.
+        let letters = b"ACGTacgt";
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for first in [0usize, 1, 5, 31, 32, 33] {
+            for len in [0usize, 1, 7, 8, 31, 32, 33, 63, 64, 65, 200] {
+                let text: Vec<u8> = (0..first + len)
+                    .map(|_| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        letters[(seed % 8) as usize]
+                    })
+                    .collect();
+                let mut pushed = PackedText::with_capacity(0);
+                for &b in &text {
+                    let code = b"ACGT".iter().position(|&l| l == b.to_ascii_uppercase());
+                    pushed.push(code.expect("a base") as u8);
+                }
+                let mut extended = PackedText::with_capacity(0);
+                extended.extend_ascii(&text[..first]);
+                extended.extend_ascii(&text[first..]);
+                assert_eq!(extended, pushed, "first {first}, len {len}");
+            }
         }
     }
 

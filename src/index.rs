@@ -320,35 +320,8 @@ pub fn build_and_write(reference: Reference, cfg: &IndexConfig, out: &Path) -> R
     })
 }
 
-/// Whether the reference at `path` may be too large for the whole-text
-/// build within `cfg.max_memory` (its size on disk, times 5 when it is
-/// compressed, taken as the bases), so that it is better read streamed
-/// ([`crate::scan::read_packed`]: no record held whole) than by the faster
-/// record parser. Parts asked for (`max_part`, `dcv`) count as too large.
-pub fn may_need_parts(path: &Path, cfg: &IndexConfig) -> bool {
-    if cfg.max_part.is_some() || cfg.dcv.is_some() {
-        return true;
-    }
-    let Some(limit) = cfg.max_memory else {
-        return false;
-    };
-    let len = std::fs::metadata(path).map_or(0, |m| m.len());
-    let compressed = std::fs::File::open(path)
-        .and_then(|mut f| {
-            let mut magic = [0u8; 2];
-            std::io::Read::read_exact(&mut f, &mut magic).map(|_| magic == [0x1f, 0x8b])
-        })
-        .unwrap_or(false);
-    let bases = if compressed {
-        len.saturating_mul(5)
-    } else {
-        len
-    };
-    memory_estimate(bases, cfg.wide, cfg.sa) > limit
-}
-
 /// Builds the index of a reference read 2 bits per base
-/// ([`crate::reference::read_fasta_packed`]) and writes it to `out`: the
+/// ([`crate::scan::read_packed`]) and writes it to `out`: the
 /// whole-text build when its [`memory_estimate`] fits `max_memory`, else
 /// (or when `max_part`/`dcv` ask for it) the build in parts of
 /// [`bounded`], within the limit; below [`bounded::floor`] an error with

@@ -30,12 +30,8 @@ fn run_index(a: IndexArgs) -> Result<()> {
         return run_index_distributed(&a, &cfg, &out);
     }
     let t = Instant::now();
-    let reference = if fmalign::index::may_need_parts(&a.reference, &cfg) {
-        // Streamed: no record held whole.
-        fmalign::scan::read_packed(&a.reference)?
-    } else {
-        fmalign::reference::read_fasta_packed(&a.reference)?
-    };
+    // Streamed (no record held whole), the digests beside the parse.
+    let reference = fmalign::scan::read_packed(&a.reference, cfg.threads)?;
     for w in &reference.warnings {
         eprintln!("[fmalign] warning: {w}");
     }

@@ -65,16 +65,17 @@ pub fn scan_fasta(path: &Path, every: u64) -> Result<Scan> {
 
 /// [`scan_fasta`] reading `chunk` bytes at a time (at most).
 fn scan_fasta_chunked(path: &Path, every: u64, chunk: usize) -> Result<Scan> {
-    Ok(scan(path, every, chunk, None)?.0)
+    Ok(scan(path, every, chunk, None, 1)?.0)
 }
 
 /// The reference at `path` read in one streaming pass straight into a 2-bit
 /// text: what [`crate::reference::read_fasta_packed`] returns, without
 /// holding a whole record (needletail's parser does): memory is the packed
 /// text (a quarter byte per base) and a 1 MiB buffer. For builds that must
-/// fit a memory limit.
-pub fn read_packed(path: &Path) -> Result<Reference<PackedText>> {
-    let (scan, text) = scan(path, u64::MAX, CHUNK, Some(PackedText::default()))?;
+/// fit a memory limit. With `threads > 1` the contigs' MD5 digests run on a
+/// second thread, beside the parse.
+pub fn read_packed(path: &Path, threads: usize) -> Result<Reference<PackedText>> {
+    let (scan, text) = scan(path, u64::MAX, CHUNK, Some(PackedText::default()), threads)?;
     Ok(Reference {
         layout: scan.layout,
         text: text.expect("asked for"),
@@ -82,12 +83,14 @@ pub fn read_packed(path: &Path) -> Result<Reference<PackedText>> {
     })
 }
 
-/// The scan, with the text packed into `text` when given.
+/// The scan, with the text packed into `text` when given, on up to
+/// `threads` threads (two at most: [`Digests`]).
 fn scan(
     path: &Path,
     every: u64,
     chunk: usize,
     text: Option<PackedText>,
+    threads: usize,
 ) -> Result<(Scan, Option<PackedText>)> {
     assert!(
         every > 0,
@@ -118,6 +121,7 @@ fn scan(
     let mut reader = BufReader::with_capacity(chunk, input);
     let mut s = Scanner::new(path, every);
     s.text = text;
+    s.digests = Digests::new(threads);
     let mut consumed = 0u64;
     loop {
         let buf = reader.fill_buf().map_err(|e| read_error(path, e))?;
@@ -354,7 +358,6 @@ struct Record {
     /// Bases so far, ambiguous ones included.
     pos: u64,
     hole_start: Option<u64>,
-    md5: Md5,
 }
 
 struct Scanner<'p> {
@@ -377,8 +380,123 @@ struct Scanner<'p> {
     record: Option<Record>,
     /// Sequence bytes not yet given to the MD5, upper-cased before.
     md5_buf: Vec<u8>,
+    /// The MD5 of each kept record's sequence.
+    digests: Digests,
     /// Where the bases go, when they are kept.
     text: Option<PackedText>,
+}
+
+/// The MD5 of each record's upper-cased sequence (SPEC §5.1), computed
+/// here or, when a second thread is allowed, on a thread of its own: on one
+/// thread the digest is half of the scan's time, and it cannot be split
+/// within a record.
+enum Digests {
+    Here {
+        md5: Md5,
+        done: Vec<[u8; 16]>,
+    },
+    Beside {
+        jobs: std::sync::mpsc::SyncSender<Job>,
+        /// Buffers the worker has digested, for reuse.
+        spare: std::sync::mpsc::Receiver<Vec<u8>>,
+        worker: std::thread::JoinHandle<Vec<[u8; 16]>>,
+    },
+}
+
+/// Work for the digest thread.
+enum Job {
+    /// More of the record's sequence.
+    Bytes(Vec<u8>),
+    /// The record ended; its digest is kept when `true`.
+    End(bool),
+}
+
+/// Chunks of sequence queued for the digest thread (a few MiB).
+const DIGEST_QUEUE: usize = 4;
+
+impl Digests {
+    /// On a thread of its own when `threads > 1`.
+    fn new(threads: usize) -> Self {
+        if threads <= 1 {
+            return Digests::Here {
+                md5: Md5::new(),
+                done: Vec::new(),
+            };
+        }
+        let (jobs, queue) = std::sync::mpsc::sync_channel::<Job>(DIGEST_QUEUE);
+        let (give_back, spare) = std::sync::mpsc::channel();
+        let worker = std::thread::spawn(move || {
+            let mut md5 = Md5::new();
+            let mut done = Vec::new();
+            // Ends when the scanner drops its sender (done, or an error).
+            while let Ok(job) = queue.recv() {
+                match job {
+                    Job::Bytes(mut b) => {
+                        md5.update(&b);
+                        b.clear();
+                        // The scanner may be gone (an error): nothing to do.
+                        let _ = give_back.send(b);
+                    }
+                    Job::End(keep) => {
+                        let d = std::mem::take(&mut md5).finalize().into();
+                        if keep {
+                            done.push(d);
+                        }
+                    }
+                }
+            }
+            done
+        });
+        Digests::Beside {
+            jobs,
+            spare,
+            worker,
+        }
+    }
+
+    /// Adds `bytes` to the record's digest, leaving `bytes` empty.
+    fn update(&mut self, bytes: &mut Vec<u8>) {
+        match self {
+            Digests::Here { md5, .. } => {
+                md5.update(&*bytes);
+                bytes.clear();
+            }
+            Digests::Beside { jobs, spare, .. } => {
+                let empty = spare
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(bytes.capacity()));
+                let full = std::mem::replace(bytes, empty);
+                jobs.send(Job::Bytes(full))
+                    .expect("the digest thread runs until the scan ends");
+            }
+        }
+    }
+
+    /// The record ended: its digest is kept when `keep`.
+    fn end(&mut self, keep: bool) {
+        match self {
+            Digests::Here { md5, done } => {
+                let d = std::mem::take(md5).finalize().into();
+                if keep {
+                    done.push(d);
+                }
+            }
+            Digests::Beside { jobs, .. } => jobs
+                .send(Job::End(keep))
+                .expect("the digest thread runs until the scan ends"),
+        }
+    }
+
+    /// The kept records' digests, in order.
+    fn finish(self) -> Vec<[u8; 16]> {
+        match self {
+            Digests::Here { done, .. } => done,
+            Digests::Beside { jobs, worker, .. } => {
+                drop(jobs);
+                worker.join().expect("the digest thread does not panic")
+            }
+        }
+    }
 }
 
 impl<'p> Scanner<'p> {
@@ -400,6 +518,7 @@ impl<'p> Scanner<'p> {
             name: Vec::new(),
             record: None,
             md5_buf: Vec::new(),
+            digests: Digests::new(1),
             text: None,
         }
     }
@@ -482,9 +601,7 @@ impl<'p> Scanner<'p> {
                 }
                 let run = (i - run_start) as u64;
                 if let Some(t) = self.text.as_mut() {
-                    for &b in &buf[run_start..i] {
-                        t.push(CLASS[b as usize]);
-                    }
+                    t.extend_ascii(&buf[run_start..i]);
                 }
                 while next_checkpoint < text_pos + run {
                     self.checkpoints.push(Checkpoint {
@@ -530,8 +647,7 @@ impl<'p> Scanner<'p> {
             self.md5_buf.extend_from_slice(&buf[seg_start..n]);
         }
         self.md5_buf.make_ascii_uppercase();
-        rec.md5.update(&self.md5_buf);
-        self.md5_buf.clear();
+        self.digests.update(&mut self.md5_buf);
         rec.pos = pos;
         rec.hole_start = hole_start;
         self.text_pos = text_pos;
@@ -559,7 +675,6 @@ impl<'p> Scanner<'p> {
             text_offset: self.text_pos,
             pos: 0,
             hole_start: None,
-            md5: Md5::new(),
         });
         self.state = State::Sequence;
         self.at_line_start = true;
@@ -581,6 +696,7 @@ impl<'p> Scanner<'p> {
         }
         let line = rec.line;
         let name = rec.name;
+        self.digests.end(rec.pos != 0);
         if rec.pos == 0 {
             self.warnings.push(format!(
                 "{}: line {line}: skipping sequence '{name}' with no bases",
@@ -597,7 +713,8 @@ impl<'p> Scanner<'p> {
         self.layout.contigs.push(Contig {
             name,
             len: rec.pos,
-            md5: rec.md5.finalize().into(),
+            // Set by `finish`, when every digest is done.
+            md5: [0; 16],
             text_offset: rec.text_offset,
         });
         Ok(())
@@ -615,6 +732,15 @@ impl<'p> Scanner<'p> {
                 self.path,
                 "no sequence with bases in this FASTA file",
             ));
+        }
+        let digests = self.digests.finish();
+        assert_eq!(
+            digests.len(),
+            self.layout.contigs.len(),
+            "scan: one digest per contig (a bug)"
+        );
+        for (c, d) in self.layout.contigs.iter_mut().zip(digests) {
+            c.md5 = d;
         }
         let scan = Scan {
             layout: self.layout,
@@ -716,23 +842,26 @@ mod tests {
             (write(&dir, "r.fa.gz", &gzip(data, members)), true),
         ] {
             let oracle = read_fasta(&path);
-            // The streamed 2-bit read gives read_fasta's reference.
-            match (
-                &oracle,
-                scan(&path, u64::MAX, chunk, Some(PackedText::default())),
-            ) {
-                (Err(e), Err(f)) => {
-                    assert_eq!(message(&f, &path), message(e, &path), "packed {data:?}")
+            // The streamed 2-bit read gives read_fasta's reference, with the
+            // digests here or on a thread of their own.
+            for threads in [1, 2] {
+                match (
+                    &oracle,
+                    scan(&path, u64::MAX, chunk, Some(PackedText::default()), threads),
+                ) {
+                    (Err(e), Err(f)) => {
+                        assert_eq!(message(&f, &path), message(e, &path), "packed {data:?}")
+                    }
+                    (Ok(r), Ok((s, t))) => {
+                        assert_eq!(s.layout, r.layout, "packed {data:?} gz {gz} t {threads}");
+                        let t = t.expect("kept");
+                        assert_eq!(t.to_codes(), r.text, "packed {data:?}");
+                        // No room left from growing (Vec::shrink_to_fit may
+                        // keep a little; never a doubling's worth).
+                        assert!(t.bytes() <= 8 * (t.len() / 32 + 4), "packed {data:?}");
+                    }
+                    (o, s) => panic!("{data:?} gz {gz}: read_fasta {o:?}, packed {s:?}"),
                 }
-                (Ok(r), Ok((s, t))) => {
-                    assert_eq!(s.layout, r.layout, "packed {data:?} gz {gz}");
-                    let t = t.expect("kept");
-                    assert_eq!(t.to_codes(), r.text, "packed {data:?}");
-                    // No room left from growing (Vec::shrink_to_fit may
-                    // keep a little; never a doubling's worth).
-                    assert!(t.bytes() <= 8 * (t.len() / 32 + 4), "packed {data:?}");
-                }
-                (o, s) => panic!("{data:?} gz {gz}: read_fasta {o:?}, packed {s:?}"),
             }
             for &every in everys {
                 let scan = scan_fasta_chunked(&path, every, chunk);

@@ -267,7 +267,7 @@ fn progress_counts_parts_and_suffixes() {
         dcv: Some(64),
         ..IndexConfig::default()
     };
-    let reference = fmalign::scan::read_packed(&path).unwrap();
+    let reference = fmalign::scan::read_packed(&path, 2).unwrap();
     let n = reference.text.len() as u64;
     let mut seen: Vec<Progress> = Vec::new();
     let out = dir.path().join("parts.fmi");
