@@ -93,6 +93,35 @@ pub fn fm_from_sa<P: Pos>(text: &[u8], sa: &[P], sample_shift: u32) -> FmParts<P
     }
 }
 
+/// The FM tables of a text from its BWT without the sentinel's row
+/// (`bwt[j]` is `BWT'[j + (j >= primary)]`, as [`crate::sa::libsais_bwt`]
+/// gives it) and the row of `$`: what [`fm_from_sa`] gives with no suffix
+/// array samples but row 0's (`sample_shift` 63, the mirror index).
+pub fn fm_from_bwt<P: Pos>(bwt: &[u8], primary: u64) -> FmParts<P> {
+    let n = bwt.len() as u64;
+    let lines = n / LINE_BASES + 1;
+    let mut occ: Vec<OccLine> = (0..lines)
+        .into_par_iter()
+        .map(|l| {
+            let mut line = OccLine::default();
+            let start = (l * LINE_BASES) as usize;
+            let end = (start + LINE_BASES as usize).min(bwt.len());
+            for (r, &c) in bwt[start..end].iter().enumerate() {
+                line.push(r as u64, c);
+            }
+            line
+        })
+        .collect();
+    let (sup, c) = cumulate(&mut occ);
+    FmParts {
+        primary,
+        c,
+        occ,
+        sup,
+        ssa: vec![P::from_u64(n)],
+    }
+}
+
 /// `C[0..5]` from the counts of A, C, G, T in the text: `C[0] = 1` (the
 /// row of `$`), then each symbol's rows start after the previous one's.
 pub fn c_from_counts(counts: [u64; 4]) -> [u64; 5] {
@@ -297,10 +326,44 @@ mod tests {
         check(&[3; 400], 2);
     }
 
+    /// The mirror's tables from libsais' BWT equal those from the
+    /// brute-force suffix array.
+    fn check_bwt(text: &[u8]) {
+        let sa: Vec<u32> = naive(text).into_iter().map(|p| p as u32).collect();
+        let want = fm_from_sa(text, &sa, 63);
+        let mut bwt = text.to_vec();
+        let primary = crate::sa::libsais_bwt(&mut bwt, 2).unwrap();
+        let got = fm_from_bwt::<u32>(&bwt, primary);
+        assert_eq!(got.primary, want.primary, "{text:?}");
+        assert_eq!(got.c, want.c, "{text:?}");
+        assert_eq!(got.occ, want.occ, "{text:?}");
+        assert_eq!(got.sup, want.sup, "{text:?}");
+        assert_eq!(got.ssa, want.ssa, "{text:?}");
+    }
+
+    #[test]
+    fn bwt_tables_small_and_boundary_sizes() {
+        for n in [0usize, 1, 2, 3, 191, 192, 193, 383, 384, 385, 1000] {
+            let text: Vec<u8> = (0..n)
+                .map(|i| ((i * 2654435761usize) >> 7) as u8 & 3)
+                .collect();
+            check_bwt(&text);
+        }
+        check_bwt(&[0; 500]);
+        check_bwt(&[3; 400]);
+        check_bwt(&[1, 0].repeat(300));
+    }
+
     proptest! {
         #[test]
         fn random_texts(text in proptest::collection::vec(0u8..4, 0..800), shift in 0u32..6) {
             check(&text, shift);
+        }
+
+        #[test]
+        fn bwt_tables_of_random_texts(text in proptest::collection::vec(0u8..4, 0..800), sigma in 1u8..=4) {
+            let text: Vec<u8> = text.into_iter().map(|c| c % sigma).collect();
+            check_bwt(&text);
         }
     }
 }

@@ -13,7 +13,7 @@ use fmalign_index_format::{self as format, SectionId};
 pub mod bounded;
 pub use bounded::Progress;
 
-use crate::build::{FmParts, fm_from_sa};
+use crate::build::{FmParts, fm_from_bwt, fm_from_sa};
 use crate::device::{Device, Ran};
 use crate::dna::{PackedText, pack};
 use crate::error::{Error, Result};
@@ -428,14 +428,35 @@ fn build_typed<P: Pos>(
     // PAC as well.
     let t = Instant::now();
     let n = text.len() as u64;
-    let mut reversed = text;
-    reversed.reverse();
-    report.fm_seconds += t.elapsed().as_secs_f64();
-    // --stats logs the text's rounds only; the reversed text's follow the
-    // same course and would double every table that reads them.
-    let mut quiet = |_: &sa::Round| {};
-    let (rev, mut text) = fm_tables::<P>(reversed, cfg, 63, &mut on_gpu, &mut report, &mut quiet)?;
-    text.reverse();
+    let (rev, text) = if !on_gpu && cfg.sa.data_parallel().is_none() {
+        // libsais on the CPU: the mirror's BWT straight from libsais, in
+        // place of the reversed text (no suffix array to read the BWT
+        // from at random); the text comes back from a 2-bit copy.
+        let packed = PackedText::from_codes(&text);
+        let mut bwt = text;
+        bwt.reverse();
+        report.fm_seconds += t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let primary = sa::libsais_bwt(&mut bwt, cfg.threads)?;
+        report.sa_seconds += t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let rev = fm_from_bwt::<P>(&bwt, primary);
+        drop(bwt);
+        let text = packed.to_codes();
+        report.fm_seconds += t.elapsed().as_secs_f64();
+        (rev, text)
+    } else {
+        let mut reversed = text;
+        reversed.reverse();
+        report.fm_seconds += t.elapsed().as_secs_f64();
+        // --stats logs the text's rounds only; the reversed text's follow
+        // the same course and would double every table that reads them.
+        let mut quiet = |_: &sa::Round| {};
+        let (rev, mut text) =
+            fm_tables::<P>(reversed, cfg, 63, &mut on_gpu, &mut report, &mut quiet)?;
+        text.reverse();
+        (rev, text)
+    };
     let (parts, text) = fm_tables::<P>(text, cfg, shift, &mut on_gpu, &mut report, &mut log)?;
     let t = Instant::now();
     let pac = pack(&text);

@@ -317,6 +317,36 @@ fn libsais_signed<O: libsais::OutputElement>(text: &[u8], threads: usize) -> Res
         .map_err(|e| Error::SuffixArray(format!("libsais: {e:?}")))
 }
 
+/// Replaces `text` (codes 0..=3) by its BWT with libsais, the sentinel's
+/// row left out, and returns the primary index: 1 + the row of suffix 0 in
+/// the suffix array ([`crate::build::fm_from_sa`]'s `primary`). For the
+/// mirror index, which needs no suffix array samples: the BWT comes out of
+/// the sort itself, with no random reads of the text afterwards.
+pub fn libsais_bwt(text: &mut [u8], threads: usize) -> Result<u64> {
+    fn run<O: libsais::OutputElement>(text: &mut [u8], threads: usize) -> Result<u64> {
+        let construction =
+            libsais::BwtConstruction::replace_text(text).with_owned_temporary_array_buffer::<O>();
+        #[cfg(feature = "openmp")]
+        let construction = construction.multi_threaded(libsais::ThreadCount::fixed(
+            threads.clamp(1, u16::MAX as usize) as u16,
+        ));
+        #[cfg(not(feature = "openmp"))]
+        let construction = {
+            let _ = threads;
+            construction.single_threaded()
+        };
+        construction
+            .run()
+            .map(|bwt| bwt.primary_index() as u64)
+            .map_err(|e| Error::SuffixArray(format!("libsais: {e:?}")))
+    }
+    if text.len() <= i32::MAX as usize {
+        run::<i32>(text, threads)
+    } else {
+        run::<i64>(text, threads)
+    }
+}
+
 /// The suffix array of `text` (codes 0..=3), as positions of type `P`.
 pub fn build<P: Pos>(
     text: &[u8],
