@@ -122,7 +122,7 @@ pub struct IndexArgs {
     /// No log messages (warnings and errors still print)
     #[arg(short, long)]
     pub quiet: bool,
-    /// Memory the build may use (e.g. 16G, 500M; K, M, G, T: powers of 1024) [default: 90% of the available memory]. A reference whose whole-text build needs more (about 6 bytes per base + 16 MiB, 10 above 2^31 bases) is built in parts within SIZE, to the same bytes; the least it can be is about 0.54 bytes per base + 32 to 56 MiB: below that, an error with the figures
+    /// Memory the build may use (e.g. 16G, 500M; K, M, G, T: powers of 1024) [default: 90% of the available memory]. A reference whose whole-text build needs more (about 6 bytes per base + 16 MiB, 10 above 2^31 bases) is built in parts within SIZE, to the same bytes; the least it can be is about 0.46 bytes per base + 32 to 56 MiB: below that, an error with the figures
     #[arg(long, value_name = "SIZE", value_parser = fmalign::mem::parse_size)]
     pub max_memory: Option<u64>,
     /// Build in parts of at most N suffixes, even when the whole-text build fits (like bowtie-build --bmax; default: as large as --max-memory allows)

@@ -169,7 +169,7 @@ fn a_limit_builds_in_parts_or_refuses() {
     std::fs::write(d.join("ref.fa"), fasta(&[("r", seq.clone())])).unwrap();
     index(d, "ref.fa", "whole.fmi", &[]);
     // The whole-text build needs ~6 bytes per base (61 MiB); 50M is above
-    // the floor (~0.54 per base + 32 MiB + the bucket counts).
+    // the floor (~0.46 per base + 32 MiB + the bucket counts).
     let o = Command::new(bin())
         .args(["index", "--max-memory", "50M", "-p", "parts.fmi", "ref.fa"])
         .current_dir(d)

@@ -40,24 +40,27 @@ fn fixed(n: u64) -> u64 {
     FIXED + blockwise::bucket_bytes(n)
 }
 
-/// Difference-cover periods tried, smallest (fastest comparisons, largest
-/// sample) first.
-const PERIODS: [usize; 5] = [256, 512, 1024, 2048, 4096];
+/// Difference-cover periods tried, smallest (the larger sample) first.
+/// 256 is not among them (`--dcv 256` still is): measured, it ranked its
+/// larger sample more slowly and sorted no faster, on chr20 and on 3.1 Gbp
+/// of near-copies (docs/BENCHMARKS.md).
+const PERIODS: [usize; 4] = [512, 1024, 2048, 4096];
 
 /// Bytes per base of [`floor`] for 32-bit positions (the text 0.25, the
-/// sample at period 4096 while it is ranked 0.29), for messages.
-pub const FLOOR_BYTES_PER_BASE: f64 = 0.54;
+/// sample at period 4096 while it is ranked 0.21), for messages.
+pub const FLOOR_BYTES_PER_BASE: f64 = 0.46;
 
 /// Parts at the memory floor: the text is read this many times per
 /// direction.
 const FLOOR_PARTS: u64 = 64;
 
-/// Bytes per suffix of a part: its position and its BWT base.
+/// Bytes per suffix of a part: its position (its BWT base is read in
+/// batches of [`BWT_BATCH`]).
 fn part_bytes(wide: bool) -> u64 {
-    if wide { 9 } else { 5 }
+    if wide { 8 } else { 4 }
 }
 
-/// A bounded build's parameters and the memory they need.
+/// A build's parameters and the memory they need.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Plan {
     /// Difference-cover period.
@@ -73,22 +76,27 @@ fn text_bytes(n: u64) -> u64 {
     n / 4 + 64
 }
 
-/// Peak of a bounded build of `n` bases with period `v` and parts of
-/// `max_part` suffixes. The reference is read streamed
-/// ([`crate::scan::read_packed`]): the packed text and a 1 MiB buffer.
-fn peak(n: u64, wide: bool, v: usize, max_part: u64) -> u64 {
-    let text = text_bytes(n);
-    let ranks = sample_bytes(n, v);
-    // While the sample is ranked: its positions (as many bytes as the
-    // ranks), two bits a sampled suffix for the groups still tied and a
-    // batch of new ranks (16 MiB): a third S is headroom.
-    let sample_build = 3 * ranks;
-    let sorting = ranks + max_part.min(n) * part_bytes(wide);
-    text + sample_build.max(sorting) + fixed(n)
+/// Memory of the sample while it is ranked, for ranks of `ranks` bytes
+/// (S): the ranks, the sampled positions (as many bytes), two bits per
+/// sampled suffix for the groups still tied (S/16); S/16 more as headroom.
+/// The batch of new ranks (16 MiB) is within [`FIXED`]. Measured: 2 S +
+/// S/16 + 16 MiB (docs/BENCHMARKS.md).
+fn sample_build_bytes(ranks: u64) -> u64 {
+    2 * ranks + ranks / 8
 }
 
-/// The least memory a bounded build of `n` bases can run in: the largest
-/// period, parts of `n / 64` suffixes. About 0.54 bytes per base plus
+/// Peak of a build in parts of `n` bases with period `v` and parts of
+/// `max_part` suffixes: the text, then the larger of the sample while it
+/// is ranked and the ranks beside a part. The reference is read streamed
+/// ([`crate::scan::read_packed`]): the packed text and a 1 MiB buffer.
+fn peak(n: u64, wide: bool, v: usize, max_part: u64) -> u64 {
+    let ranks = sample_bytes(n, v);
+    let sorting = ranks + max_part.min(n) * part_bytes(wide);
+    text_bytes(n) + sample_build_bytes(ranks).max(sorting) + fixed(n)
+}
+
+/// The least memory a build in parts of `n` bases can run in: the largest
+/// period, parts of `n / 64` suffixes. About 0.46 bytes per base plus
 /// [`FIXED`] and the bucket counts.
 pub fn floor(n: u64, wide: bool) -> u64 {
     // The largest period but for tiny texts, where every period samples
@@ -100,10 +108,17 @@ pub fn floor(n: u64, wide: bool) -> u64 {
         .expect("periods")
 }
 
+/// The share of a limit that parts are not sized into: what no plan
+/// counts (the allocator's slack, page tables). Measured peaks have come
+/// within 1% of their plans since `alloc::trim` (docs/BENCHMARKS.md).
+const MARGIN: u64 = 12;
+
 /// The plan for `n` bases within `limit` bytes: the smallest period whose
 /// parts hold at least `n / 16` suffixes (or 2^20), else the largest
-/// period with the largest parts that fit; `None` below [`floor`].
-/// `max_part` / `v` force those values (tests, benchmarks).
+/// period with the largest parts that fit; `None` below [`floor`]. Parts
+/// are sized beside the sample's ranks into the limit less a twelfth
+/// ([`MARGIN`]), or into the whole limit when that leaves less than the
+/// floor's parts. `max_part` / `v` force those values (tests, benchmarks).
 pub fn plan(
     n: u64,
     wide: bool,
@@ -117,24 +132,23 @@ pub fn plan(
     };
     let limit = limit.unwrap_or(u64::MAX);
     let wanted = n.div_ceil(16).max(1 << 20).min(n.max(1));
+    let least = n.div_ceil(FLOOR_PARTS).max(1);
     let mut best: Option<Plan> = None;
     for &v in periods {
         let part = match max_part {
             Some(p) => p.max(1),
             None => {
-                // The largest part that fits beside the sample's ranking
-                // transient (3 S), though that is over before the first
-                // part: the 2 S left is headroom. Sized beside S alone,
-                // 3.1 Gbp at 4G took v = 256 and 6 parts, 758 s and
-                // 4.33 GiB (before `alloc::trim`), against v = 512, 11
-                // parts, 711 s and 2.66 GiB this way (docs/BENCHMARKS.md).
-                let base = peak(n, wide, v, 0);
-                if base > limit {
+                let ranks = sample_bytes(n, v);
+                let base = text_bytes(n) + ranks + fixed(n);
+                if peak(n, wide, v, 0) > limit {
                     continue;
                 }
+                let room = |limit: u64| limit.saturating_sub(base) / part_bytes(wide);
+                let part = room(limit - limit / MARGIN);
+                let part = if part >= least { part } else { room(limit) };
                 // At least one suffix when that fits (tiny texts, where
-                // the transient is the peak whatever the part).
-                ((limit - base) / part_bytes(wide)).clamp(1, n.max(1))
+                // the sample's transient is the peak whatever the part).
+                part.clamp(1, n.max(1))
             }
         };
         let p = Plan {
@@ -152,7 +166,7 @@ pub fn plan(
             best = Some(p);
         }
     }
-    best.filter(|b| b.max_part >= n.div_ceil(FLOOR_PARTS).min(b.max_part.max(1)))
+    best.filter(|b| b.max_part >= least)
 }
 
 /// Progress of a build in parts, after each part.
@@ -329,12 +343,16 @@ struct Tables {
     total: [u64; 4],
     sup: Vec<[u64; 4]>,
     primary: u64,
-    /// BWT bases of the current part (reused).
+    /// BWT bases of the current batch (reused).
     bases: Vec<u8>,
 }
 
 /// The BWT base of the suffix at 0 (the row of `$`): no base in `B`.
 const DOLLAR: u8 = 4;
+
+/// Suffixes of a part whose BWT bases are read at a time (a 1 MiB buffer,
+/// within [`FIXED`]).
+const BWT_BATCH: usize = 1 << 20;
 
 impl Tables {
     fn new(n: u64, wide: bool, shift: Option<u32>, occ: SectionId, ssa: SectionId) -> Self {
@@ -431,41 +449,44 @@ impl Tables {
         if self.row == 0 {
             self.start(text, w)?;
         }
-        // BWT bases: random reads of the text, prefetched a few ahead.
+        // BWT bases, a batch at a time (no buffer the size of the part):
+        // random reads of the text, prefetched a few ahead.
         let mut bases = std::mem::take(&mut self.bases);
-        bases.clear();
-        bases.resize(part.len(), 0);
         const AHEAD: usize = 48;
-        bases
-            .par_chunks_mut(1 << 14)
-            .zip(part.par_chunks(1 << 14))
-            .for_each(|(out, ps)| {
-                crate::dna::for_each_ahead(
-                    ps.len(),
-                    AHEAD,
-                    |j| text.prefetch((ps[j].to_u64() as usize).saturating_sub(1)),
-                    |i| {
-                        out[i] = match ps[i].to_u64() {
-                            0 => DOLLAR,
-                            p => text.get(p as usize - 1),
-                        }
-                    },
-                );
-            });
-        for (k, (&c, p)) in bases.iter().zip(part).enumerate() {
-            let row = self.row + k as u64;
-            if c == DOLLAR {
-                self.primary = row;
-            } else {
-                self.push(c, w)?;
+        for batch in part.chunks(BWT_BATCH) {
+            bases.clear();
+            bases.resize(batch.len(), 0);
+            bases
+                .par_chunks_mut(1 << 14)
+                .zip(batch.par_chunks(1 << 14))
+                .for_each(|(out, ps)| {
+                    crate::dna::for_each_ahead(
+                        ps.len(),
+                        AHEAD,
+                        |j| text.prefetch((ps[j].to_u64() as usize).saturating_sub(1)),
+                        |i| {
+                            out[i] = match ps[i].to_u64() {
+                                0 => DOLLAR,
+                                p => text.get(p as usize - 1),
+                            }
+                        },
+                    );
+                });
+            for (k, (&c, p)) in bases.iter().zip(batch).enumerate() {
+                let row = self.row + k as u64;
+                if c == DOLLAR {
+                    self.primary = row;
+                } else {
+                    self.push(c, w)?;
+                }
+                if let Some(shift) = self.shift
+                    && row & ((1 << shift) - 1) == 0
+                {
+                    self.ssa_row(p.to_u64(), w)?;
+                }
             }
-            if let Some(shift) = self.shift
-                && row & ((1 << shift) - 1) == 0
-            {
-                self.ssa_row(p.to_u64(), w)?;
-            }
+            self.row += batch.len() as u64;
         }
-        self.row += part.len() as u64;
         self.bases = bases;
         Ok(())
     }
@@ -632,9 +653,10 @@ fn gpu_for_parts(
 mod tests {
     use super::*;
 
-    /// Every plan fits its limit; its parts are the largest that fit with
-    /// its period beside the sample's transient (or the whole text); at
-    /// the floor a plan exists and below it none.
+    /// Every plan fits its limit; its parts are the largest that fit beside
+    /// the sample's ranks in the limit less its margin (or the whole
+    /// limit, at the floor), and at least the floor's; the sample's
+    /// transient fits too; at the floor a plan exists and below it none.
     #[test]
     fn plans_fit_their_limits_with_the_largest_parts() {
         for &n in &[
@@ -660,14 +682,38 @@ mod tests {
                 let p = plan(n, wide, Some(limit), None, None).expect("above the floor");
                 assert!(p.peak <= limit, "{n} {limit}: {p:?}");
                 assert_eq!(p.peak, peak(n, wide, p.v, p.max_part));
-                assert!(text_bytes(n) + 3 * sample_bytes(n, p.v) + fixed(n) <= limit);
+                let ranks = sample_bytes(n, p.v);
+                assert!(text_bytes(n) + sample_build_bytes(ranks) + fixed(n) <= limit);
+                assert!(p.max_part >= n.div_ceil(FLOOR_PARTS), "{n} {limit}: {p:?}");
                 if p.max_part < n && p.max_part > 1 {
-                    // The largest part beside the sample's transient.
-                    let beside = peak(n, wide, p.v, 0) + (p.max_part + 1) * part_bytes(wide);
-                    assert!(beside > limit, "{n} {limit}: a larger part fits: {p:?}");
+                    // No larger part fits beside the ranks, within the
+                    // margin or, at the floor, within the limit.
+                    let base = text_bytes(n) + ranks + fixed(n);
+                    let beside = |part: u64| base + part * part_bytes(wide);
+                    let margin = limit - limit / MARGIN;
+                    let within = if beside(n.div_ceil(FLOOR_PARTS)) <= margin {
+                        margin
+                    } else {
+                        limit
+                    };
+                    assert!(
+                        beside(p.max_part) <= within && beside(p.max_part + 1) > within,
+                        "{n} {limit}: not the largest part: {p:?}"
+                    );
                 }
             }
         }
+    }
+
+    /// The floor in bytes per base is what messages say.
+    #[test]
+    fn floor_per_base_as_stated() {
+        let n = 3_000_000_000u64;
+        let per_base = (floor(n, false) - fixed(n)) as f64 / n as f64;
+        assert!(
+            (per_base - FLOOR_BYTES_PER_BASE).abs() < 0.005,
+            "{per_base} bytes per base"
+        );
     }
 
     /// Forced values are taken as given.
