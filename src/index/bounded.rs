@@ -78,7 +78,8 @@ fn text_bytes(n: u64) -> u64 {
 
 /// Memory of the sample while it is ranked, for ranks of `ranks` bytes
 /// (S): the ranks, the sampled positions (as many bytes), two bits per
-/// sampled suffix for the groups still tied (S/16); S/16 more as headroom.
+/// sampled suffix for the groups still tied (S/16), a bit per sampled
+/// suffix while the first groups are found (S/32); S/32 more as headroom.
 /// The batch of new ranks (16 MiB) is within [`FIXED`]. Measured: 2 S +
 /// S/16 + 16 MiB (docs/BENCHMARKS.md).
 fn sample_build_bytes(ranks: u64) -> u64 {
