@@ -418,6 +418,40 @@ impl Tables {
         Ok(())
     }
 
+    /// Appends bases to `B`: up to a line boundary one at a time, then
+    /// whole lines built in parallel and written in order, then the rest.
+    fn push_all<W: fmalign_index_format::WriteAt>(
+        &mut self,
+        mut bases: &[u8],
+        w: &mut StreamWriter<W>,
+    ) -> std::io::Result<()> {
+        while !bases.is_empty() && !self.b.is_multiple_of(LINE_BASES) {
+            self.push(bases[0], w)?;
+            bases = &bases[1..];
+        }
+        let line = LINE_BASES as usize;
+        let whole = bases.len() / line * line;
+        let lines: Vec<OccLine> = bases[..whole]
+            .par_chunks(line)
+            .map(|c| {
+                let mut l = OccLine::default();
+                for (r, &x) in c.iter().enumerate() {
+                    l.push(r as u64, x);
+                }
+                l
+            })
+            .collect();
+        for l in lines {
+            self.line = l;
+            self.b += LINE_BASES;
+            self.emit_line(w)?;
+        }
+        for &c in &bases[whole..] {
+            self.push(c, w)?;
+        }
+        Ok(())
+    }
+
     /// Writes the current line (its counts made relative to the total
     /// before it and its superblock) and starts the next.
     fn emit_line<W: fmalign_index_format::WriteAt>(
@@ -473,17 +507,21 @@ impl Tables {
                         },
                     );
                 });
-            for (k, (&c, p)) in bases.iter().zip(batch).enumerate() {
-                let row = self.row + k as u64;
-                if c == DOLLAR {
-                    self.primary = row;
-                } else {
-                    self.push(c, w)?;
+            // `B` skips the row of `$`.
+            match bases.iter().position(|&c| c == DOLLAR) {
+                Some(k) => {
+                    self.primary = self.row + k as u64;
+                    self.push_all(&bases[..k], w)?;
+                    self.push_all(&bases[k + 1..], w)?;
                 }
-                if let Some(shift) = self.shift
-                    && row & ((1 << shift) - 1) == 0
-                {
-                    self.ssa_row(p.to_u64(), w)?;
+                None => self.push_all(&bases, w)?,
+            }
+            if let Some(shift) = self.shift {
+                let end = self.row + batch.len() as u64;
+                let mut row = self.row.next_multiple_of(1 << shift);
+                while row < end {
+                    self.ssa_row(batch[(row - self.row) as usize].to_u64(), w)?;
+                    row += 1 << shift;
                 }
             }
             self.row += batch.len() as u64;

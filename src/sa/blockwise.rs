@@ -765,17 +765,39 @@ impl Buckets {
         }
         assert_eq!(at, out.len(), "blockwise: a bucket count changed (a bug)");
         let shared = SharedSlice::new(out);
+        let (start, len) = (range.start, range.len());
         next.into_par_iter().enumerate().for_each(|(s, mut next)| {
+            // Positions in the range are staged without a branch (a
+            // position is written, and kept when its bucket is in the range:
+            // that branch was mispredicted about once per part), then
+            // stored in order.
+            let mut staged = vec![(0u32, 0usize); STAGE];
+            let mut k = 0;
+            let mut flush = |staged: &[(u32, usize)]| {
+                for &(b, p) in staged {
+                    if keep(p) {
+                        let slot = &mut next[b as usize];
+                        shared.store(*slot, value(p));
+                        *slot += 1;
+                    }
+                }
+            };
             self.walk(text, self.stripe(s, n), |p, b| {
-                if range.contains(&b) && keep(p) {
-                    let slot = &mut next[b - range.start];
-                    shared.store(*slot, value(p));
-                    *slot += 1;
+                let local = b.wrapping_sub(start);
+                staged[k] = (local as u32, p);
+                k += usize::from(local < len);
+                if k == STAGE {
+                    flush(&staged[..k]);
+                    k = 0;
                 }
             });
+            flush(&staged[..k]);
         });
     }
 }
+
+/// Positions a stripe of [`Buckets::scatter`] stages before storing them.
+const STAGE: usize = 4096;
 
 /// Sorts each bucket of `items` (ordered by bucket, `counts[b]` in bucket
 /// `b`) by `word(item, 0)`, then among equal words by `word(item, 1)`, ...
