@@ -103,13 +103,9 @@ pub fn fm_from_bwt<P: Pos>(bwt: &[u8], primary: u64) -> FmParts<P> {
     let mut occ: Vec<OccLine> = (0..lines)
         .into_par_iter()
         .map(|l| {
-            let mut line = OccLine::default();
             let start = (l * LINE_BASES) as usize;
             let end = (start + LINE_BASES as usize).min(bwt.len());
-            for (r, &c) in bwt[start..end].iter().enumerate() {
-                line.push(r as u64, c);
-            }
-            line
+            OccLine::from_bases(&bwt[start..end])
         })
         .collect();
     let (sup, c) = cumulate(&mut occ);

@@ -111,6 +111,16 @@ impl OccLine {
         self.bits[(r / 32) as usize] |= (c as u64) << (2 * (r % 32));
         self.counts[c as usize] += 1;
     }
+
+    /// A line of up to 192 bases (codes 0..=3), its counts its own
+    /// ([`OccLine::push`] of each).
+    pub fn from_bases(bases: &[u8]) -> Self {
+        let mut line = OccLine::default();
+        for (r, &c) in bases.iter().enumerate() {
+            line.push(r as u64, c);
+        }
+        line
+    }
 }
 
 /// The sampled suffix array, in the width the index was built with.

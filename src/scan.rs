@@ -119,9 +119,8 @@ fn scan(
     }
     let input = Cursor::new(head).chain(input);
     let mut reader = BufReader::with_capacity(chunk, input);
-    let mut s = Scanner::new(path, every);
+    let mut s = Scanner::new(path, every, threads);
     s.text = text;
-    s.digests = Digests::new(threads);
     let mut consumed = 0u64;
     loop {
         let buf = reader.fill_buf().map_err(|e| read_error(path, e))?;
@@ -386,15 +385,29 @@ struct Scanner<'p> {
     text: Option<PackedText>,
 }
 
-/// The MD5 of each record's upper-cased sequence (SPEC §5.1), computed
-/// here or, when a second thread is allowed, on a thread of its own: on one
-/// thread the digest is half of the scan's time, and it cannot be split
-/// within a record.
+/// The MD5 of each record's upper-cased sequence (SPEC §5.1): the running
+/// digest and those of the kept records so far.
+#[derive(Default)]
+struct Digester {
+    md5: Md5,
+    done: Vec<[u8; 16]>,
+}
+
+impl Digester {
+    /// The record ended: its digest is kept when `keep`.
+    fn end(&mut self, keep: bool) {
+        let d = std::mem::take(&mut self.md5).finalize().into();
+        if keep {
+            self.done.push(d);
+        }
+    }
+}
+
+/// A [`Digester`] here or, when a second thread is allowed, on a thread of
+/// its own: on one thread the digest is half of the scan's time, and it
+/// cannot be split within a record.
 enum Digests {
-    Here {
-        md5: Md5,
-        done: Vec<[u8; 16]>,
-    },
+    Here(Digester),
     Beside {
         jobs: std::sync::mpsc::SyncSender<Job>,
         /// Buffers the worker has digested, for reuse.
@@ -418,34 +431,25 @@ impl Digests {
     /// On a thread of its own when `threads > 1`.
     fn new(threads: usize) -> Self {
         if threads <= 1 {
-            return Digests::Here {
-                md5: Md5::new(),
-                done: Vec::new(),
-            };
+            return Digests::Here(Digester::default());
         }
         let (jobs, queue) = std::sync::mpsc::sync_channel::<Job>(DIGEST_QUEUE);
         let (give_back, spare) = std::sync::mpsc::channel();
         let worker = std::thread::spawn(move || {
-            let mut md5 = Md5::new();
-            let mut done = Vec::new();
+            let mut d = Digester::default();
             // Ends when the scanner drops its sender (done, or an error).
             while let Ok(job) = queue.recv() {
                 match job {
                     Job::Bytes(mut b) => {
-                        md5.update(&b);
+                        d.md5.update(&b);
                         b.clear();
                         // The scanner may be gone (an error): nothing to do.
                         let _ = give_back.send(b);
                     }
-                    Job::End(keep) => {
-                        let d = std::mem::take(&mut md5).finalize().into();
-                        if keep {
-                            done.push(d);
-                        }
-                    }
+                    Job::End(keep) => d.end(keep),
                 }
             }
-            done
+            d.done
         });
         Digests::Beside {
             jobs,
@@ -457,8 +461,8 @@ impl Digests {
     /// Adds `bytes` to the record's digest, leaving `bytes` empty.
     fn update(&mut self, bytes: &mut Vec<u8>) {
         match self {
-            Digests::Here { md5, .. } => {
-                md5.update(&*bytes);
+            Digests::Here(d) => {
+                d.md5.update(&*bytes);
                 bytes.clear();
             }
             Digests::Beside { jobs, spare, .. } => {
@@ -475,12 +479,7 @@ impl Digests {
     /// The record ended: its digest is kept when `keep`.
     fn end(&mut self, keep: bool) {
         match self {
-            Digests::Here { md5, done } => {
-                let d = std::mem::take(md5).finalize().into();
-                if keep {
-                    done.push(d);
-                }
-            }
+            Digests::Here(d) => d.end(keep),
             Digests::Beside { jobs, .. } => jobs
                 .send(Job::End(keep))
                 .expect("the digest thread runs until the scan ends"),
@@ -490,7 +489,7 @@ impl Digests {
     /// The kept records' digests, in order.
     fn finish(self) -> Vec<[u8; 16]> {
         match self {
-            Digests::Here { done, .. } => done,
+            Digests::Here(d) => d.done,
             Digests::Beside { jobs, worker, .. } => {
                 drop(jobs);
                 worker.join().expect("the digest thread does not panic")
@@ -500,7 +499,8 @@ impl Digests {
 }
 
 impl<'p> Scanner<'p> {
-    fn new(path: &'p Path, every: u64) -> Self {
+    /// The digests on up to `threads` threads ([`Digests::new`]).
+    fn new(path: &'p Path, every: u64, threads: usize) -> Self {
         Scanner {
             path,
             every,
@@ -518,7 +518,7 @@ impl<'p> Scanner<'p> {
             name: Vec::new(),
             record: None,
             md5_buf: Vec::new(),
-            digests: Digests::new(1),
+            digests: Digests::new(threads),
             text: None,
         }
     }

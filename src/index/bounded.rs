@@ -433,13 +433,7 @@ impl Tables {
         let whole = bases.len() / line * line;
         let lines: Vec<OccLine> = bases[..whole]
             .par_chunks(line)
-            .map(|c| {
-                let mut l = OccLine::default();
-                for (r, &x) in c.iter().enumerate() {
-                    l.push(r as u64, x);
-                }
-                l
-            })
+            .map(OccLine::from_bases)
             .collect();
         for l in lines {
             self.line = l;
