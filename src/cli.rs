@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand};
 
 use fmalign::Choice;
 use fmalign::device::Device;
-use fmalign::index::{DEFAULT_SA_SAMPLE, IndexConfig};
+use fmalign::index::{DEFAULT_SA_SAMPLE, DistAlgorithm, IndexConfig};
 use fmalign::map::{MapConfig, OutputFormat, PairConfig, Report, SearchMode};
 use fmalign::pair::Orientation;
 use fmalign::sa::SaAlgorithm;
@@ -135,9 +135,13 @@ pub struct IndexArgs {
     #[arg(long, value_name = "SIZE", value_parser = fmalign::mem::parse_size)]
     pub max_gpu_memory: Option<u64>,
     /// Build on all ranks of an MPI job (`mpirun -np P fmalign index --distributed ref.fa`;
-    /// needs a build with `--features mpi`); the index is the same bytes as without it
+    /// needs a build with `--features mpi`); the index is the same bytes as without it.
+    /// --max-memory is then per rank [default: 90% of the node's available memory divided by its ranks]
     #[arg(long)]
     pub distributed: bool,
+    /// Algorithm of --distributed (the index is the same bytes)
+    #[arg(long, value_parser = choice::<DistAlgorithm>(), default_value = DistAlgorithm::Auto.name(), requires = "distributed")]
+    pub dist_algorithm: DistAlgorithm,
     /// Reference FASTA
     pub reference: PathBuf,
 }
@@ -233,12 +237,18 @@ impl IndexArgs {
             wide: self.wide_positions,
             stats: self.stats,
             device: self.device,
-            max_memory: self
-                .max_memory
-                .or_else(|| fmalign::mem::available_memory().map(|m| m / 10 * 9)),
+            // --distributed: per rank, by default the node's share
+            // (fmalign::dist::build).
+            max_memory: self.max_memory.or_else(|| {
+                (!self.distributed)
+                    .then(fmalign::mem::available_memory)
+                    .flatten()
+                    .map(|m| m / 10 * 9)
+            }),
             max_gpu_memory: self.max_gpu_memory,
             max_part: self.max_part,
             dcv: self.dcv,
+            dist: self.dist_algorithm,
         }
     }
 }

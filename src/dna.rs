@@ -225,6 +225,33 @@ impl PackedText {
         }
     }
 
+    /// Appends codes 0..=3: what [`PackedText::push`] of each does, the
+    /// whole words packed in parallel.
+    pub fn extend_codes(&mut self, codes: &[u8]) {
+        let mut rest = codes;
+        while !rest.is_empty() && !self.len.is_multiple_of(32) {
+            self.push(rest[0]);
+            rest = &rest[1..];
+        }
+        let whole = rest.len() / 32 * 32;
+        let words: Vec<u64> = rest[..whole]
+            .par_chunks(32)
+            .map(|c| {
+                c.iter()
+                    .enumerate()
+                    .fold(0u64, |w, (k, &b)| w | (u64::from(b & 3) << (2 * k)))
+            })
+            .collect();
+        // The zero word past the end becomes the first new word.
+        self.words.pop();
+        self.words.extend_from_slice(&words);
+        self.words.push(0);
+        self.len += whole;
+        for &c in &rest[whole..] {
+            self.push(c);
+        }
+    }
+
     /// Number of bases.
     #[inline]
     pub fn len(&self) -> usize {
@@ -477,6 +504,12 @@ mod tests {
                 extended.extend_ascii(&text[..first]);
                 extended.extend_ascii(&text[first..]);
                 assert_eq!(extended, pushed, "first {first}, len {len}");
+                // The same from codes (the BWT share of a distributed build).
+                let codes: Vec<u8> = (0..text.len()).map(|i| pushed.get(i)).collect();
+                let mut from_codes = PackedText::with_capacity(0);
+                from_codes.extend_codes(&codes[..first]);
+                from_codes.extend_codes(&codes[first..]);
+                assert_eq!(from_codes, pushed, "codes: first {first}, len {len}");
             }
         }
     }

@@ -51,6 +51,53 @@ pub struct IndexConfig {
     /// The difference-cover period of a build in parts (a power of two from
     /// 4 to 4096; `None`: chosen by `max_memory`).
     pub dcv: Option<usize>,
+    /// The algorithm of `--distributed` (the bytes are the same).
+    pub dist: DistAlgorithm,
+}
+
+/// The algorithm of a distributed build (`--dist-algorithm`): the bytes
+/// are the same either way (docs/ALGORITHMS.md says when each is used).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DistAlgorithm {
+    /// In parts when every rank can hold the text and its share, else
+    /// prefix doubling.
+    #[default]
+    Auto,
+    /// Every rank holds the text and sorts its share of the parts.
+    Parts,
+    /// Distributed prefix doubling: each rank holds only its block of the
+    /// text.
+    Doubling,
+}
+
+impl crate::Choice for DistAlgorithm {
+    const ALL: &'static [Self] = &[
+        DistAlgorithm::Auto,
+        DistAlgorithm::Parts,
+        DistAlgorithm::Doubling,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            DistAlgorithm::Auto => "auto",
+            DistAlgorithm::Parts => "parts",
+            DistAlgorithm::Doubling => "doubling",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            DistAlgorithm::Auto => {
+                "parts when every rank can hold the text (about 0.46 bytes per base and its share), else doubling"
+            }
+            DistAlgorithm::Parts => {
+                "Every rank reads the text and sorts its share of the parts; a few bytes sent per rank"
+            }
+            DistAlgorithm::Doubling => {
+                "Distributed prefix doubling: each rank holds only its block of the text (about 120 bytes per base of it); about 100 bytes sent per base"
+            }
+        }
+    }
 }
 
 impl IndexConfig {
@@ -98,6 +145,7 @@ impl Default for IndexConfig {
             max_gpu_memory: None,
             max_part: None,
             dcv: None,
+            dist: DistAlgorithm::Auto,
         }
     }
 }
@@ -188,7 +236,7 @@ pub fn resolve(path: &Path) -> Result<Resolved> {
 /// Texts of at least this many bases store 64-bit positions.
 pub const WIDE_THRESHOLD: u64 = u32::MAX as u64;
 
-const META_LEN: usize = 128;
+pub(crate) const META_LEN: usize = 128;
 pub(crate) const CONTIG_LEN: usize = 48;
 const HOLE_LEN: usize = 24;
 /// Header flag: positions are 64-bit.

@@ -105,11 +105,11 @@ fn run_index_distributed(a: &IndexArgs, cfg: &IndexConfig, out: &Path) -> Result
     // Tests of the failure path only (feature fault-injection): rank K fails.
     #[cfg(feature = "fault-injection")]
     let result = match std::env::var("FMALIGN_TEST_FAIL_RANK").map(|s| s.parse()) {
-        Ok(Ok(fail)) => fmalign::dist::index::build_with_fault(&comm, &a.reference, cfg, out, fail),
-        _ => fmalign::dist::index::build(&comm, &a.reference, cfg, out),
+        Ok(Ok(fail)) => fmalign::dist::build_with_fault(&comm, &a.reference, cfg, out, fail),
+        _ => fmalign::dist::build(&comm, &a.reference, cfg, out),
     };
     #[cfg(not(feature = "fault-injection"))]
-    let result = fmalign::dist::index::build(&comm, &a.reference, cfg, out);
+    let result = fmalign::dist::build(&comm, &a.reference, cfg, out);
     let (rank, size) = (comm.rank(), comm.size());
     let report = match result {
         Ok(r) => r,
@@ -135,9 +135,12 @@ fn run_index_distributed(a: &IndexArgs, cfg: &IndexConfig, out: &Path) -> Result
         log(
             a.quiet,
             format_args!(
-                "--sa and --device do not apply to --distributed (prefix doubling on every rank's CPU; the index is the same)"
+                "--sa and --device do not apply to --distributed (every rank sorts on its CPU; the index is the same)"
             ),
         );
+    }
+    for n in &report.notices {
+        log(a.quiet, format_args!("{n}"));
     }
     for w in &report.warnings {
         eprintln!("[fmalign] warning: {w}");
@@ -152,19 +155,20 @@ fn run_index_distributed(a: &IndexArgs, cfg: &IndexConfig, out: &Path) -> Result
                 );
             }
         }
-        eprintln!("#dist-round\th\tunsorted\tgroups");
-        for (h, open, groups) in &report.rounds {
-            eprintln!("dist-round\t{h}\t{open}\t{groups}");
+        if !report.rounds.is_empty() {
+            eprintln!("#dist-round\th\tunsorted\tgroups");
+            for (h, open, groups) in &report.rounds {
+                eprintln!("dist-round\t{h}\t{open}\t{groups}");
+            }
         }
     }
     log(
         a.quiet,
         format_args!(
-            "{size} ranks: {} sequences, {} unambiguous bases, {} ambiguous runs; {} prefix-doubling rounds; wrote {} ({} bytes) in {:.2} s",
+            "{size} ranks: {} sequences, {} unambiguous bases, {} ambiguous runs; wrote {} ({} bytes) in {:.2} s",
             report.contigs,
             report.text_len,
             report.holes,
-            report.rounds.len(),
             out.display(),
             report.file_bytes,
             t.elapsed().as_secs_f64()

@@ -11,9 +11,9 @@ use std::path::Path;
 
 use common::{Rng, gzip, test_data};
 use fmalign::dist::LocalComm;
-use fmalign::dist::index::build;
+use fmalign::dist::build;
 use fmalign::dist::sa::block;
-use fmalign::index::{IndexConfig, build_and_write};
+use fmalign::index::{DistAlgorithm, IndexConfig, build_and_write};
 
 const RANKS: [usize; 5] = [1, 2, 3, 4, 8];
 
@@ -53,18 +53,34 @@ fn distributed(fasta: &Path, cfg: &IndexConfig, p: usize, dir: &Path) -> Vec<u8>
     bytes
 }
 
+/// Both algorithms for every rank count: in parts as planned, in small
+/// parts with a small period (buckets split, parts of one rank's share
+/// split across ranks), and prefix doubling.
 fn assert_same_for_all_ranks(fasta: &Path, cfg: &IndexConfig, what: &str) {
     let dir = tempfile::tempdir().unwrap();
     let want = reference_index(fasta, cfg, dir.path());
+    let variants = [
+        (DistAlgorithm::Parts, None, None),
+        (DistAlgorithm::Parts, Some(37), Some(8)),
+        (DistAlgorithm::Doubling, None, None),
+    ];
     for p in RANKS {
-        let got = distributed(fasta, cfg, p, dir.path());
-        assert!(
-            got == want,
-            "{what}: {p} ranks: index differs from the single-process one (first byte at {:?}, lengths {} vs {})",
-            got.iter().zip(&want).position(|(a, b)| a != b),
-            got.len(),
-            want.len()
-        );
+        for (dist, max_part, dcv) in variants {
+            let cfg = IndexConfig {
+                dist,
+                max_part,
+                dcv,
+                ..cfg.clone()
+            };
+            let got = distributed(fasta, &cfg, p, dir.path());
+            assert!(
+                got == want,
+                "{what}: {p} ranks, {dist:?}, parts {max_part:?}, period {dcv:?}: index differs from the single-process one (first byte at {:?}, lengths {} vs {})",
+                got.iter().zip(&want).position(|(a, b)| a != b),
+                got.len(),
+                want.len()
+            );
+        }
     }
 }
 

@@ -65,22 +65,36 @@ fn single(fasta: &Path, out: &Path, extra: &[&str]) -> Vec<u8> {
 fn check_all_ranks(fasta: &Path, extra: &[&str], env: &[(&str, &str)]) {
     let dir = tempfile::tempdir().unwrap();
     let want = single(fasta, &dir.path().join("single.fmi"), extra);
-    for p in [1usize, 2, 3, 4, 8] {
-        let out = dir.path().join(format!("mpi{p}.fmi"));
-        let mut args = vec!["-p", out.to_str().unwrap(), "--stats"];
-        args.extend_from_slice(extra);
-        args.push(fasta.to_str().unwrap());
-        let o = mpirun(p, &args, env);
-        assert!(o.status.success(), "{p} ranks: {}", text(&o));
-        let got = std::fs::read(&out).unwrap();
-        assert!(
-            got == want,
-            "{p} ranks: index differs from the single-process one"
-        );
-        // --stats: one line per phase per rank, on rank 0 only.
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        let lines = stderr.lines().filter(|l| l.starts_with("dist\t")).count();
-        assert_eq!(lines, 6 * p, "{p} ranks: phase lines\n{stderr}");
+    // Phases of --stats per rank: in parts (scan, read, sample, sort,
+    // tables, the same three reversed, write); by prefix doubling.
+    for (algorithm, phases) in [("parts", 9), ("doubling", 6)] {
+        for p in [1usize, 2, 3, 4, 8] {
+            let out = dir.path().join(format!("mpi{p}.fmi"));
+            let mut args = vec![
+                "-p",
+                out.to_str().unwrap(),
+                "--stats",
+                "--dist-algorithm",
+                algorithm,
+            ];
+            args.extend_from_slice(extra);
+            args.push(fasta.to_str().unwrap());
+            let o = mpirun(p, &args, env);
+            assert!(o.status.success(), "{algorithm}, {p} ranks: {}", text(&o));
+            let got = std::fs::read(&out).unwrap();
+            assert!(
+                got == want,
+                "{algorithm}, {p} ranks: index differs from the single-process one"
+            );
+            // --stats: one line per phase per rank, on rank 0 only.
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            let lines = stderr.lines().filter(|l| l.starts_with("dist\t")).count();
+            assert_eq!(
+                lines,
+                phases * p,
+                "{algorithm}, {p} ranks: phase lines\n{stderr}"
+            );
+        }
     }
     let left: Vec<String> = files(dir.path())
         .into_iter()

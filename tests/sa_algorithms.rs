@@ -861,6 +861,7 @@ fn check_index(fasta: &[u8], what: &str) {
                     max_gpu_memory: None,
                     max_part: None,
                     dcv: None,
+                    dist: Default::default(),
                 };
                 let index = build_in_memory(reference(fasta), &cfg)
                     .unwrap_or_else(|e| panic!("{what}: {e}"));

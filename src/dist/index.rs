@@ -6,8 +6,8 @@
 //!    ([`crate::scan::scan_fasta`]: contigs, holes, MD5s, the text length, a
 //!    checkpoint every [`CHECKPOINT_BASES`] bases; never the text) and
 //!    broadcasts the text length and the checkpoints.
-//! 2. **read** (`check_memory`, `read_windows`) — every rank checks that
-//!    its block fits in its memory ([`memory_estimate`]), then reads only its
+//! 2. **read** (`read_windows`) — every rank (whose block fits in its
+//!    memory, [`memory_estimate`], as [`super::build`] checked) reads only its
 //!    block of text positions plus [`KEY_CHARS`] bases after it
 //!    ([`crate::scan::read_text_range`], from the nearest checkpoint), and
 //!    the same window of the reversed text.
@@ -74,63 +74,44 @@ pub struct DistReport {
     /// Every rank's phases, by rank (complete on rank 0; this rank's elsewhere).
     pub phases: Vec<Vec<Phase>>,
     /// Prefix-doubling rounds of the text: `(h, suffixes not yet alone in
-    /// their group, their groups)` after sorting by `h` bases.
+    /// their group, their groups)` after sorting by `h` bases (none in
+    /// parts).
     pub rounds: Vec<(u64, u64, u64)>,
+    /// One-line notes for the log: the algorithm and its plan.
+    pub notices: Vec<String>,
 }
 
-const PHASES: [&str; 6] = ["scan", "read", "sa", "bwt+occ", "reversed", "write"];
+/// Phases of `--stats` for prefix doubling, in order.
+pub const PHASES: [&str; 6] = ["scan", "read", "sa", "bwt+occ", "reversed", "write"];
 
-/// Builds the index of the FASTA at `fasta` on all ranks of `comm` and
-/// writes it to `out`. Only `sa_sample`, `wide` and `stats` of `cfg` apply
-/// (the local work is sequential: one rank per core).
-pub fn build<C: Comm>(comm: &C, fasta: &Path, cfg: &IndexConfig, out: &Path) -> Result<DistReport> {
-    build_reading(comm, fasta, cfg, out, read_windows)
-}
-
-/// [`build`], where rank `fail` fails while reading its windows of the
-/// reference, as it would on a read error: for the tests of the failure
-/// path (feature `fault-injection`: `FMALIGN_TEST_FAIL_RANK` of the
-/// command-line tool under `mpirun`).
-#[cfg(any(test, feature = "fault-injection"))]
-pub fn build_with_fault<C: Comm>(
+/// The build by distributed prefix doubling after the scan (`scanned` on
+/// rank 0 found `n` bases and `checkpoints`): the phases of the module's
+/// list in order, each ended by an agreement. `fail`: a rank that fails on
+/// purpose while reading its windows (tests).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn build_doubling<C: Comm>(
     comm: &C,
     fasta: &Path,
     cfg: &IndexConfig,
     out: &Path,
-    fail: usize,
+    scanned: Option<Scan>,
+    n: u64,
+    checkpoints: Vec<Checkpoint>,
+    mut clock: Clock,
+    fail: Option<usize>,
 ) -> Result<DistReport> {
-    let me = comm.rank();
-    build_reading(comm, fasta, cfg, out, |fasta, checkpoints, n, range| {
-        if me == fail {
+    let read = |fasta: &Path, checkpoints: &[Checkpoint], n: u64, range: (u64, u64)| {
+        if fail == Some(comm.rank()) {
             return Err(Error::input(
                 fasta,
                 "failure injected by FMALIGN_TEST_FAIL_RANK",
             ));
         }
         read_windows(fasta, checkpoints, n, range)
-    })
-}
-
-/// [`build`]: the phases of the module's list in order, each ended by an
-/// agreement, with `read` as phase 2 ([`read_windows`]).
-fn build_reading<C: Comm>(
-    comm: &C,
-    fasta: &Path,
-    cfg: &IndexConfig,
-    out: &Path,
-    read: impl FnOnce(&Path, &[Checkpoint], u64, (u64, u64)) -> Result<(Vec<u8>, Vec<u8>)>,
-) -> Result<DistReport> {
-    cfg.validate()?;
-    let mut clock = Clock::start(comm);
-
-    // 1. Scan on rank 0; the text length and checkpoints to everyone.
-    let (scanned, n, checkpoints) = scan_on_rank0(comm, fasta)?;
-    clock.lap("scan", comm);
-
+    };
     // 2. This rank's windows of the text and of the reversed text, after
     // refusing, on every rank, a block that would not fit in memory.
     let (lo, hi) = block(n, comm.size(), comm.rank());
-    agreed(comm, check_memory(hi - lo))?;
     let (fwd, rev) = agreed(comm, read(fasta, &checkpoints, n, (lo, hi)))?;
     clock.lap("read", comm);
 
@@ -166,6 +147,7 @@ fn build_reading<C: Comm>(
     pieces.retain(|(_, _, b)| !b.is_empty());
     let file_bytes = write_file(comm, out, wide, pieces)?;
     clock.lap("write", comm);
+    let rounds_len = rounds.len();
 
     Ok(DistReport {
         text_len: n,
@@ -173,14 +155,19 @@ fn build_reading<C: Comm>(
         holes: scanned.as_ref().map_or(0, |s| s.layout.holes.len()),
         warnings: scanned.map_or(Vec::new(), |s| s.warnings),
         file_bytes,
-        phases: gather_phases(comm, clock.phases),
+        phases: gather_phases(comm, clock.phases, &PHASES),
         rounds,
+        notices: vec![format!(
+            "prefix doubling on {} ranks: {} rounds",
+            comm.size(),
+            rounds_len
+        )],
     })
 }
 
 /// This rank's outcome `r`, agreed with the others (a collective): this
 /// rank's error, or [`Error::OtherRank`] naming the first rank that failed.
-fn agreed<C: Comm, T>(comm: &C, r: Result<T>) -> Result<T> {
+pub(super) fn agreed<C: Comm, T>(comm: &C, r: Result<T>) -> Result<T> {
     let ok = comm.allgather(u8::from(r.is_ok()));
     match r {
         Err(e) => Err(e),
@@ -192,13 +179,13 @@ fn agreed<C: Comm, T>(comm: &C, r: Result<T>) -> Result<T> {
 }
 
 /// This rank's [`Phase`]s so far, and when the current one started.
-struct Clock {
-    phases: Vec<Phase>,
+pub(super) struct Clock {
+    pub(super) phases: Vec<Phase>,
     since: (Instant, u64),
 }
 
 impl Clock {
-    fn start<C: Comm>(comm: &C) -> Clock {
+    pub(super) fn start<C: Comm>(comm: &C) -> Clock {
         Clock {
             phases: Vec::new(),
             since: (Instant::now(), comm.bytes_sent()),
@@ -206,7 +193,7 @@ impl Clock {
     }
 
     /// Ends the phase `name` now.
-    fn lap<C: Comm>(&mut self, name: &'static str, comm: &C) {
+    pub(super) fn lap<C: Comm>(&mut self, name: &'static str, comm: &C) {
         let now = (Instant::now(), comm.bytes_sent());
         self.phases.push(Phase {
             name,
@@ -215,10 +202,32 @@ impl Clock {
         });
         self.since = now;
     }
+
+    /// Ends two phases now: `names[0]` took the first `first` seconds of
+    /// the time since the last lap and sent nothing, `names[1]` the rest.
+    pub(super) fn lap_split<C: Comm>(&mut self, names: [&'static str; 2], first: f64, comm: &C) {
+        let now = (Instant::now(), comm.bytes_sent());
+        let all = (now.0 - self.since.0).as_secs_f64();
+        let first = first.min(all);
+        self.phases.push(Phase {
+            name: names[0],
+            seconds: first,
+            bytes_sent: 0,
+        });
+        self.phases.push(Phase {
+            name: names[1],
+            seconds: all - first,
+            bytes_sent: now.1 - self.since.1,
+        });
+        self.since = now;
+    }
 }
 
 /// `mine` of every rank on rank 0, by rank (empty lists elsewhere).
-fn gather_on_rank0<C: Comm, T: bytemuck::Pod + Send>(comm: &C, mine: Vec<T>) -> Vec<Vec<T>> {
+pub(super) fn gather_on_rank0<C: Comm, T: bytemuck::Pod + Send>(
+    comm: &C,
+    mine: Vec<T>,
+) -> Vec<Vec<T>> {
     let mut send = vec![Vec::new(); comm.size()];
     send[0] = mine;
     comm.alltoallv(send)
@@ -226,7 +235,10 @@ fn gather_on_rank0<C: Comm, T: bytemuck::Pod + Send>(comm: &C, mine: Vec<T>) -> 
 
 /// Phase 1 (scan): rank 0's scan of the FASTA (`None` elsewhere), and on
 /// every rank the text length and the checkpoints.
-fn scan_on_rank0<C: Comm>(comm: &C, fasta: &Path) -> Result<(Option<Scan>, u64, Vec<Checkpoint>)> {
+pub(super) fn scan_on_rank0<C: Comm>(
+    comm: &C,
+    fasta: &Path,
+) -> Result<(Option<Scan>, u64, Vec<Checkpoint>)> {
     let scanned = if comm.rank() == 0 {
         scan::scan_fasta(fasta, CHECKPOINT_BASES).map(Some)
     } else {
@@ -242,21 +254,6 @@ fn scan_on_rank0<C: Comm>(comm: &C, fasta: &Path) -> Result<(Option<Scan>, u64, 
             .map_or(Vec::new(), |s| s.checkpoints.clone()),
     );
     Ok((scanned, n, checkpoints))
-}
-
-/// Refuses to build a block of `bases` bases when [`memory_estimate`]
-/// exceeds the memory available to this rank.
-fn check_memory(bases: u64) -> Result<()> {
-    let need = memory_estimate(bases);
-    match available_per_rank() {
-        Some(have) if need > have => Err(Error::Usage(format!(
-            "building its {} bases needs about {} MB, but only {} MB are available per rank on this node; use more nodes (or fewer ranks per node)",
-            bases,
-            need >> 20,
-            have >> 20
-        ))),
-        _ => Ok(()),
-    }
 }
 
 /// Phase 2 (read): the window of the text of a rank owning the positions
@@ -450,7 +447,7 @@ fn write_pieces(tmp: &Path, offsets: &[u64], pieces: &[Piece]) -> Result<()> {
 
 /// Rank 0, once every piece is written: the header and table at the start
 /// of the temporary file, then the rename to `out`.
-fn seal(tmp: TempFile, head: &[u8], out: &Path) -> Result<()> {
+pub(super) fn seal(tmp: TempFile, head: &[u8], out: &Path) -> Result<()> {
     let f = open_for_writing(tmp.path())?;
     f.write_all_at(head, 0)
         .map_err(|e| Error::io(tmp.path(), e))?;
@@ -467,7 +464,11 @@ fn open_for_writing(path: &Path) -> Result<File> {
 }
 
 /// Every rank's phases on rank 0, by rank; this rank's elsewhere.
-fn gather_phases<C: Comm>(comm: &C, phases: Vec<Phase>) -> Vec<Vec<Phase>> {
+pub(super) fn gather_phases<C: Comm>(
+    comm: &C,
+    phases: Vec<Phase>,
+    names: &[&'static str],
+) -> Vec<Vec<Phase>> {
     let mine: Vec<[u64; 2]> = phases
         .iter()
         .map(|ph| [ph.seconds.to_bits(), ph.bytes_sent])
@@ -479,8 +480,8 @@ fn gather_phases<C: Comm>(comm: &C, phases: Vec<Phase>) -> Vec<Vec<Phase>> {
     all.into_iter()
         .map(|v| {
             v.iter()
-                .zip(PHASES)
-                .map(|(x, name)| Phase {
+                .zip(names)
+                .map(|(x, &name)| Phase {
                     name,
                     seconds: f64::from_bits(x[0]),
                     bytes_sent: x[1],
@@ -506,7 +507,7 @@ pub const BYTES_PER_BASE: u64 = 120;
 /// of `MemAvailable` and the cgroup limit, divided by the ranks on this
 /// node (`OMPI_COMM_WORLD_LOCAL_SIZE`, `MPI_LOCALNRANKS` or
 /// `SLURM_NTASKS_PER_NODE`; 1 without them). `None` when unknown.
-fn available_per_rank() -> Option<u64> {
+pub(super) fn available_per_rank() -> Option<u64> {
     if let Some(v) = std::env::var("FMALIGN_MEM_PER_RANK")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -527,7 +528,7 @@ fn available_per_rank() -> Option<u64> {
 }
 
 /// Position of `id` in [`SectionId::ALL`].
-fn section_index(id: SectionId) -> usize {
+pub(super) fn section_index(id: SectionId) -> usize {
     SectionId::ALL
         .iter()
         .position(|&s| s == id)
@@ -537,7 +538,7 @@ fn section_index(id: SectionId) -> usize {
 /// Per section, in [`SectionId::ALL`] order, `(len, crc32)` from the
 /// pieces `(section index, offset, len, crc)` of all ranks, which must tile
 /// each section from 0 without gaps or overlaps.
-fn combine(pieces: &[[u64; 4]]) -> Result<Vec<(u64, u32)>> {
+pub(super) fn combine(pieces: &[[u64; 4]]) -> Result<Vec<(u64, u32)>> {
     let mut sorted = pieces.to_vec();
     sorted.sort_unstable();
     let mut out = vec![(0u64, 0u32); SectionId::ALL.len()];
@@ -566,7 +567,7 @@ mod tests {
     use super::*;
     use crate::dist::LocalComm;
 
-    /// A rank that fails (injected, [`build_with_fault`]) stops every rank;
+    /// A rank that fails (injected, [`super::super::build_with_fault`]) stops every rank;
     /// no file is left. (The same through `mpirun` is in
     /// tests/distributed_mpi.rs, feature `fault-injection`.)
     #[test]
@@ -582,7 +583,9 @@ mod tests {
             ..IndexConfig::default()
         };
         for (p, bad) in [(2usize, 1usize), (4, 2), (3, 0)] {
-            let results = LocalComm::run(p, |c| build_with_fault(c, &path, &cfg, &out, bad));
+            let results = LocalComm::run(p, |c| {
+                super::super::build_with_fault(c, &path, &cfg, &out, bad)
+            });
             for (rank, r) in results.iter().enumerate() {
                 let e = r.as_ref().unwrap_err();
                 if rank == bad {

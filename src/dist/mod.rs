@@ -5,19 +5,130 @@
 //! `mpi`, rsmpi over the system's MPI library) that `mpirun -np P fmalign
 //! index --distributed` uses. The algorithm is the same code over either.
 //!
-//! The algorithm is distributed prefix doubling after Flick & Aluru (2015),
-//! in [`sa`]: every rank holds one block of text positions (plus the few
-//! characters after it that its first keys read), no rank ever holds the
-//! whole suffix array. [`index`] is the whole build, from the FASTA to the
-//! file.
+//! [`build`] chooses between two algorithms (`--dist-algorithm`; the bytes
+//! are the same):
+//! - **parts** ([`parts`]): every rank reads the whole text (2 bits per
+//!   base) and sorts its share of the parts of the single-process build in
+//!   parts; the ranks exchange only a few numbers each. Used whenever every
+//!   rank can hold the text and its share within its memory.
+//! - **doubling** ([`sa`], [`index`]): distributed prefix doubling after
+//!   Flick & Aluru (2015): every rank holds one block of text positions
+//!   (plus the few characters after it that its first keys read), no rank
+//!   holds the whole text or suffix array; about 100 bytes per base cross
+//!   the network. Used when the text does not fit one rank.
 
 pub mod index;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub mod parts;
 pub mod sa;
 
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
+
+use crate::error::{Error, Result};
+use crate::index::{DistAlgorithm, IndexConfig, WIDE_THRESHOLD};
+pub use index::{DistReport, Phase};
+
+/// Builds the index of the FASTA at `fasta` on all ranks of `comm` and
+/// writes it to `out`: rank 0 scans the FASTA, the ranks agree on the
+/// memory each may use (the least of theirs: `cfg.max_memory`, else the
+/// node's available memory divided by its ranks), and build in parts
+/// ([`parts`]) or by prefix doubling ([`index`]) as `cfg.dist` says
+/// (`Auto`: in parts when it fits). `cfg.threads` threads per rank.
+pub fn build<C: Comm>(comm: &C, fasta: &Path, cfg: &IndexConfig, out: &Path) -> Result<DistReport> {
+    build_failing(comm, fasta, cfg, out, None)
+}
+
+/// [`build`], where rank `fail` fails while reading the reference, as it
+/// would on a read error: for the tests of the failure path (feature
+/// `fault-injection`: `FMALIGN_TEST_FAIL_RANK` of the command-line tool
+/// under `mpirun`).
+#[cfg(any(test, feature = "fault-injection"))]
+pub fn build_with_fault<C: Comm>(
+    comm: &C,
+    fasta: &Path,
+    cfg: &IndexConfig,
+    out: &Path,
+    fail: usize,
+) -> Result<DistReport> {
+    build_failing(comm, fasta, cfg, out, Some(fail))
+}
+
+fn build_failing<C: Comm>(
+    comm: &C,
+    fasta: &Path,
+    cfg: &IndexConfig,
+    out: &Path,
+    fail: Option<usize>,
+) -> Result<DistReport> {
+    cfg.validate()?;
+    let mut clock = index::Clock::start(comm);
+    let (scanned, n, checkpoints) = index::scan_on_rank0(comm, fasta)?;
+    clock.lap("scan", comm);
+    let mine = cfg
+        .max_memory
+        .or_else(|| index::available_per_rank().map(|m| m / 10 * 9))
+        .unwrap_or(u64::MAX);
+    let limit = comm.allgather(mine).into_iter().min().unwrap_or(u64::MAX);
+    let limit = (limit != u64::MAX).then_some(limit);
+    match choose(n, comm.size(), cfg, limit)? {
+        Choice::Parts(plan) => parts::build(comm, fasta, cfg, out, scanned, n, plan, clock, fail),
+        Choice::Doubling => {
+            index::build_doubling(comm, fasta, cfg, out, scanned, n, checkpoints, clock, fail)
+        }
+    }
+}
+
+/// The algorithm [`build`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Choice {
+    Parts(parts::RankPlan),
+    Doubling,
+}
+
+/// The algorithm for `n` bases on `ranks` ranks of `limit` bytes each (the
+/// same on every rank): as `cfg.dist` says, or when it is `Auto`, in parts
+/// when that fits, else doubling when that does; an error with the figures
+/// when the one asked for (or neither) fits.
+fn choose(n: u64, ranks: usize, cfg: &IndexConfig, limit: Option<u64>) -> Result<Choice> {
+    let wide = cfg.wide || n >= WIDE_THRESHOLD;
+    let plan = parts::rank_plan(n, wide, ranks, limit, cfg.max_part, cfg.dcv);
+    let block = n.div_ceil(ranks as u64);
+    let doubling = index::memory_estimate(block);
+    let doubling_fits = limit.is_none_or(|l| doubling <= l);
+    let have = limit.unwrap_or(u64::MAX);
+    let mb = |b: u64| b >> 20;
+    let parts_need = || {
+        parts::rank_plan(n, wide, ranks, None, cfg.max_part, cfg.dcv)
+            .map_or(0, |p| p.peak)
+            .min(bounded_floor(n, wide, ranks))
+    };
+    match (cfg.dist, plan) {
+        (DistAlgorithm::Parts | DistAlgorithm::Auto, Some(p)) => Ok(Choice::Parts(p)),
+        (DistAlgorithm::Doubling, _) | (DistAlgorithm::Auto, None) if doubling_fits => {
+            Ok(Choice::Doubling)
+        }
+        (DistAlgorithm::Parts, None) => Err(Error::Usage(format!(
+            "building in parts needs about {} MB per rank for {n} bases (the text and its share on every rank), but only {} MB are available per rank; use --dist-algorithm doubling on more nodes, or fewer ranks per node",
+            mb(parts_need()),
+            mb(have)
+        ))),
+        _ => Err(Error::Usage(format!(
+            "building its {block} bases needs about {} MB by prefix doubling (or about {} MB per rank in parts), but only {} MB are available per rank on this node; use more nodes (or fewer ranks per node)",
+            mb(doubling),
+            mb(parts_need()),
+            mb(have)
+        ))),
+    }
+}
+
+/// The least memory per rank of a build in parts: the single-process floor
+/// and the rank's share of `B`.
+fn bounded_floor(n: u64, wide: bool, ranks: usize) -> u64 {
+    crate::index::bounded::floor(n, wide) + n.div_ceil(ranks as u64) / 2
+}
 
 /// The collective operations of a group of ranks. Every rank calls each
 /// operation in the same order (as with MPI).
@@ -141,5 +252,69 @@ impl Comm for LocalComm<'_> {
         // Nobody writes the next round before everyone has read this one.
         self.shared.barrier.wait();
         recv
+    }
+}
+
+#[cfg(test)]
+mod choice_tests {
+    use super::*;
+
+    /// Auto builds in parts when every rank can hold the text and its
+    /// share; prefix doubling when only its blocks fit (many small ranks);
+    /// an error with the figures when neither, or the one asked for, fits.
+    #[test]
+    fn parts_when_the_text_fits_a_rank_else_doubling() {
+        let cfg = IndexConfig::default();
+        let g = 1u64 << 30;
+        let n = 3_000_000_000;
+        assert!(
+            matches!(choose(n, 16, &cfg, Some(8 * g)), Ok(Choice::Parts(p)) if p.peak <= 8 * g)
+        );
+        assert!(matches!(choose(n, 16, &cfg, None), Ok(Choice::Parts(_))));
+        // 1000 ranks of 1 GiB: the text (0.75 GB) and the sample do not fit,
+        // 3 M bases by doubling (about 0.5 GB) do.
+        assert_eq!(choose(n, 1000, &cfg, Some(g)).unwrap(), Choice::Doubling);
+        let parts = IndexConfig {
+            dist: DistAlgorithm::Parts,
+            ..IndexConfig::default()
+        };
+        let e = choose(n, 1000, &parts, Some(g)).unwrap_err().to_string();
+        assert!(
+            e.contains("in parts needs about") && e.contains("1024 MB"),
+            "{e}"
+        );
+        let e = choose(n, 4, &cfg, Some(g)).unwrap_err().to_string();
+        assert!(
+            e.contains("by prefix doubling") && e.contains("available per rank"),
+            "{e}"
+        );
+        let doubling = IndexConfig {
+            dist: DistAlgorithm::Doubling,
+            ..IndexConfig::default()
+        };
+        assert_eq!(choose(n, 1000, &doubling, None).unwrap(), Choice::Doubling);
+    }
+
+    /// A rank's plan fits its limit, with parts small enough to balance the
+    /// ranks' shares.
+    #[test]
+    fn rank_plans_fit_and_balance() {
+        let g = 1u64 << 30;
+        for (n, ranks, limit) in [
+            (3_100_000_000u64, 1usize, 4 * g),
+            (3_100_000_000, 8, 4 * g),
+            (17_000_000_000, 64, 16 * g),
+            (20_000_000, 3, g),
+        ] {
+            let wide = n >= WIDE_THRESHOLD;
+            let p = parts::rank_plan(n, wide, ranks, Some(limit), None, None).unwrap();
+            assert!(p.peak <= limit, "{n} {ranks}: {p:?}");
+            if ranks > 1 {
+                assert!(
+                    p.max_part <= n.div_ceil(4 * ranks as u64),
+                    "{n} {ranks}: {p:?}"
+                );
+            }
+        }
     }
 }

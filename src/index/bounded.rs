@@ -90,7 +90,7 @@ fn sample_build_bytes(ranks: u64) -> u64 {
 /// `max_part` suffixes: the text, then the larger of the sample while it
 /// is ranked and the ranks beside a part. The reference is read streamed
 /// ([`crate::scan::read_packed`]): the packed text and a 1 MiB buffer.
-fn peak(n: u64, wide: bool, v: usize, max_part: u64) -> u64 {
+pub(crate) fn peak(n: u64, wide: bool, v: usize, max_part: u64) -> u64 {
     let ranks = sample_bytes(n, v);
     let sorting = ranks + max_part.min(n) * part_bytes(wide);
     text_bytes(n) + sample_build_bytes(ranks).max(sorting) + fixed(n)

@@ -984,6 +984,9 @@ pub struct At {
     /// Parts known so far: those emitted, this one and those planned (a
     /// range still to come may be split into more).
     pub planned: usize,
+    /// Whether the suffix at 0 is among the `before` suffixes (then the
+    /// row of `$` in the BWT comes before this part's rows).
+    pub zero_before: bool,
 }
 
 /// A sort of the parts other than this module's own: on the steps of a
@@ -1011,8 +1014,11 @@ pub fn blockwise<P: Pos>(
     max_part: usize,
     emit: &mut dyn FnMut(&[P], At) -> Result<()>,
 ) -> Result<Summary> {
-    blockwise_drawing(text, v, max_part, SPLITTERS_MIN, None, emit)
+    blockwise_drawing(text, v, max_part, SPLITTERS_MIN, None, ALL, emit)
 }
+
+/// Every part: the share of a single process.
+const ALL: std::ops::Range<usize> = 0..usize::MAX;
 
 /// [`blockwise`] with the parts sorted by `sorter` (the same parts, the same
 /// order: only who sorts them changes).
@@ -1023,7 +1029,24 @@ pub fn blockwise_sorted_by<P: Pos>(
     sorter: &mut dyn PartSorter<P>,
     emit: &mut dyn FnMut(&[P], At) -> Result<()>,
 ) -> Result<Summary> {
-    blockwise_drawing(text, v, max_part, SPLITTERS_MIN, Some(sorter), emit)
+    blockwise_drawing(text, v, max_part, SPLITTERS_MIN, Some(sorter), ALL, emit)
+}
+
+/// [`blockwise`] for one rank of a distributed build: only the parts that
+/// start in `share` (suffix order: the part's first suffix is the
+/// `share.start`-th or later, before the `share.end`-th) are collected,
+/// sorted and handed to `emit`; the others are counted and passed over
+/// (a range larger than a part is split only when it overlaps `share`).
+/// Ranks that split `0..n` into shares emit every part exactly once, the
+/// same parts as [`blockwise`] with the same `max_part`.
+pub fn blockwise_share<P: Pos>(
+    text: &PackedText,
+    v: usize,
+    max_part: usize,
+    share: std::ops::Range<usize>,
+    emit: &mut dyn FnMut(&[P], At) -> Result<()>,
+) -> Result<Summary> {
+    blockwise_drawing(text, v, max_part, SPLITTERS_MIN, None, share, emit)
 }
 
 /// [`blockwise`] where a split draws up to `max(min_splitters, max_part)`
@@ -1035,6 +1058,7 @@ fn blockwise_drawing<P: Pos>(
     max_part: usize,
     min_splitters: usize,
     mut sorter: Option<&mut dyn PartSorter<P>>,
+    share: std::ops::Range<usize>,
     emit: &mut dyn FnMut(&[P], At) -> Result<()>,
 ) -> Result<Summary> {
     if max_part == 0 {
@@ -1095,8 +1119,21 @@ fn blockwise_drawing<P: Pos>(
     // Ranges still to emit, the next on top.
     let mut stack: Vec<Range> = planned.into_iter().rev().collect();
     let mut done = 0;
+    // Whether the suffix at 0 is in a range already passed.
+    let mut zero_before = false;
     while let Some(range) = stack.pop() {
         if range.count == 0 {
+            continue;
+        }
+        if done >= share.end {
+            // This range and every later one start past the share.
+            break;
+        }
+        let mine = share.contains(&done);
+        if !mine && (range.count <= max_part || done + range.count <= share.start) {
+            // Another rank's part, or ranges that all start before the share.
+            zero_before |= range.holds(&buckets, &sample, text, 0);
+            done += range.count;
             continue;
         }
         if range.count == 1
@@ -1108,8 +1145,10 @@ fn blockwise_drawing<P: Pos>(
                 before: done,
                 parts: summary.parts,
                 planned: summary.parts + 1 + stack.len(),
+                zero_before,
             };
             emit(&[P::from_u64(hi as u64)], at)?;
+            zero_before |= hi == 0;
             done += 1;
             summary.parts += 1;
             continue;
@@ -1134,8 +1173,10 @@ fn blockwise_drawing<P: Pos>(
                 before: done,
                 parts: summary.parts,
                 planned: summary.parts + 1 + stack.len(),
+                zero_before,
             };
             emit(&part, at)?;
+            zero_before |= range.holds(&buckets, &sample, text, 0);
             done += part.len();
             summary.parts += 1;
             continue;
@@ -1452,7 +1493,7 @@ mod tests {
         let summary = crate::thread_pool(threads)
             .unwrap()
             .install(|| {
-                blockwise_drawing::<P>(&t, v, max_part, min_splitters, sorter, &mut |p, at| {
+                blockwise_drawing::<P>(&t, v, max_part, min_splitters, sorter, ALL, &mut |p, at| {
                     assert!(!p.is_empty() && p.len() <= max_part);
                     assert_eq!(at.before, out.iter().map(|p| p.len()).sum::<usize>());
                     assert_eq!(at.parts, out.len());
@@ -1590,6 +1631,70 @@ mod tests {
             if text.len() <= 150 {
                 check_sample(&text, 4);
                 check_sample(&text, 64);
+            }
+        }
+    }
+
+    /// Shares of a distributed build ([`blockwise_share`]): the ranks'
+    /// parts are the single-process parts, each emitted by exactly one
+    /// rank (the one whose share holds its first suffix), and `zero_before`
+    /// says whether suffix 0 is ranked before the part.
+    #[test]
+    fn shares_emit_every_part_once() {
+        let mut seed = 11u64;
+        let mut texts = hard_texts();
+        texts.push((0..700).map(|_| (xorshift(&mut seed) % 4) as u8).collect());
+        for text in texts {
+            let want = naive(&text);
+            let n = text.len();
+            let rank0 = want.iter().position(|&p| p == 0);
+            let t = PackedText::from_codes(&text);
+            for (v, max_part) in [(4, 1), (8, 7), (64, 40), (64, n.max(1))] {
+                let single = parts::<u32>(&text, v, max_part, 1);
+                for ranks in [1usize, 2, 3, 8] {
+                    let mut got: Vec<(usize, Vec<u64>)> = Vec::new();
+                    for r in 0..ranks {
+                        let share = n * r / ranks..n * (r + 1) / ranks;
+                        let share = if r + 1 == ranks {
+                            share.start..usize::MAX
+                        } else {
+                            share
+                        };
+                        crate::thread_pool(2)
+                            .unwrap()
+                            .install(|| {
+                                blockwise_share::<u32>(
+                                    &t,
+                                    v,
+                                    max_part,
+                                    share.clone(),
+                                    &mut |p, at| {
+                                        assert!(
+                                            share.contains(&at.before),
+                                            "rank {r}: part at {}",
+                                            at.before
+                                        );
+                                        assert_eq!(
+                                            at.zero_before,
+                                            rank0.is_some_and(|z| z < at.before)
+                                        );
+                                        got.push((
+                                            at.before,
+                                            p.iter().map(|&x| u64::from(x)).collect(),
+                                        ));
+                                        Ok(())
+                                    },
+                                )
+                            })
+                            .unwrap();
+                    }
+                    got.sort();
+                    let parts: Vec<Vec<u64>> = got.into_iter().map(|(_, p)| p).collect();
+                    assert_eq!(
+                        parts, single,
+                        "v {v} part {max_part} ranks {ranks} {text:?}"
+                    );
+                }
             }
         }
     }

@@ -1,0 +1,887 @@
+//! `fmalign index --distributed` over the parts of the bounded build (issue
+//! 21): every rank holds the whole text at 2 bits per base, ranks its own
+//! copy of the difference-cover sample, and sorts only the parts whose
+//! first suffix falls in its share of the suffix order
+//! ([`blockwise_share`]); the parts are those of the single-process build in
+//! parts ([`crate::index::bounded`]) with the same `max_part`, so every
+//! suffix is sorted by exactly one rank. Nothing of the text or the suffix
+//! array crosses the network: the ranks exchange a few numbers per rank (the
+//! BWT counts of each share, the superblock counts, the bits of the Occ
+//! line that two ranks share) and the pieces' CRCs.
+//!
+//! 1. **scan** (rank 0, [`super::index`]) and the choice of algorithm
+//!    ([`super::build`]);
+//! 2. **read** — every rank reads the text, 2 bits per base
+//!    ([`crate::scan::read_packed`]); rank 0 creates the temporary file at
+//!    its final length (the section lengths are known from `n`), every rank
+//!    writes its share of PAC;
+//! 3. **sample**, **sort** — [`blockwise_share`]: each part's BWT bases go
+//!    to a packed buffer (the rank's share of `B`, a quarter byte per
+//!    suffix), its sampled SA rows straight to the file;
+//! 4. **tables** — the counts of every rank's share (an all-gather) place
+//!    each share in `B`; superblock counts are computed by the rank that
+//!    holds their line and all-gathered; a line that starts in one rank's
+//!    share and ends in another's is written by the first, with the bits of
+//!    the others sent to it; each rank then writes its Occ lines;
+//! 5. the same for the reversed text (no SSA), reversed in place;
+//! 6. **write** — rank 0 writes the small sections, combines every piece's
+//!    CRC, writes the header and renames the file.
+//!
+//! Memory per rank ([`RankPlan::peak`]): the single-process plan's (text,
+//! sample, one part) plus the rank's share of `B` (`(n / P + max_part) /
+//! 4` bytes). Every phase ends with an agreement, as in [`super::index`].
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use fmalign_index_format::{self as format, SectionId};
+use rayon::prelude::*;
+
+use super::Comm;
+use super::index::{Clock, DistReport, agreed, combine, gather_phases, seal, section_index};
+use super::sa::block;
+use crate::build::c_from_counts;
+use crate::cleanup::{TempFile, temp_path, temp_path_for};
+use crate::dna::PackedText;
+use crate::error::{Error, Result};
+use crate::fm::{LINE_BASES, OccLine, SUPER_LINES};
+use crate::index::bounded;
+use crate::index::{FLAG_WIDE, IndexConfig, META_LEN, Meta, WIDE_THRESHOLD, encode_layout};
+use crate::reference::Reference;
+use crate::sa::Pos;
+use crate::sa::blockwise::{At, blockwise_share};
+use crate::scan::Scan;
+
+/// Phases of `--stats`, in order.
+pub const PHASES: [&str; 9] = [
+    "scan",
+    "read",
+    "sample",
+    "sort",
+    "tables",
+    "rev-sample",
+    "rev-sort",
+    "rev-tables",
+    "write",
+];
+
+/// Parts per rank that [`rank_plan`] aims at with two or more ranks (parts
+/// are at most `n / (4 P)` suffixes): a rank's share is its `n / P`
+/// suffixes and at most one part more, so the slowest rank sorts at most a
+/// quarter more than the mean.
+pub const PARTS_PER_RANK: u64 = 4;
+
+/// The plan of every rank of a distributed build in parts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RankPlan {
+    /// Difference-cover period.
+    pub v: usize,
+    /// Most suffixes per part.
+    pub max_part: u64,
+    /// Peak bytes of a rank: the single-process plan's and its share of
+    /// `B`.
+    pub peak: u64,
+}
+
+/// Bytes of a rank's share of `B`: at most its `n / P` suffixes and one
+/// part more, packed.
+fn share_bytes(n: u64, ranks: usize, max_part: u64) -> u64 {
+    let share = if ranks == 1 {
+        n
+    } else {
+        n.min(n.div_ceil(ranks as u64) + max_part)
+    };
+    share / 4 + 64
+}
+
+/// The plan of a build in parts of `n` bases on `ranks` ranks, each within
+/// `limit` bytes; `None` when it does not fit. `max_part` and `dcv` force
+/// those values.
+pub fn rank_plan(
+    n: u64,
+    wide: bool,
+    ranks: usize,
+    limit: Option<u64>,
+    max_part: Option<u64>,
+    dcv: Option<usize>,
+) -> Option<RankPlan> {
+    let cap = if ranks > 1 {
+        Some(n.div_ceil(PARTS_PER_RANK * ranks as u64).max(1))
+    } else {
+        None
+    };
+    let reserve = share_bytes(n, ranks, max_part.or(cap).unwrap_or(n));
+    let plan = bounded::plan(
+        n,
+        wide,
+        limit.map(|l| l.saturating_sub(reserve)),
+        max_part,
+        dcv,
+    )?;
+    let part = match (max_part, cap) {
+        (Some(p), _) => p,
+        (None, Some(c)) => plan.max_part.min(c),
+        (None, None) => plan.max_part,
+    };
+    let peak = bounded::peak(n, wide, plan.v, part) + share_bytes(n, ranks, part);
+    if limit.is_some_and(|l| peak > l) {
+        return None;
+    }
+    Some(RankPlan {
+        v: plan.v,
+        max_part: part,
+        peak,
+    })
+}
+
+/// The temporary file every rank writes into, and where its sections are.
+struct Out {
+    file: File,
+    path: PathBuf,
+    /// Section offsets in the file, in [`SectionId::ALL`] order.
+    offsets: Vec<u64>,
+}
+
+/// A contiguous piece of one section written by this rank: buffered,
+/// written at its offset, its CRC computed as it goes.
+struct Piece<'o> {
+    out: &'o Out,
+    section: SectionId,
+    /// Offset of the piece in its section.
+    start: u64,
+    /// Bytes written to the file so far.
+    flushed: u64,
+    buf: Vec<u8>,
+    crc: crc32fast::Hasher,
+}
+
+/// Bytes a [`Piece`] buffers before writing.
+const PIECE_BUFFER: usize = 1 << 20;
+
+impl<'o> Piece<'o> {
+    fn new(out: &'o Out, section: SectionId, start: u64) -> Self {
+        Piece {
+            out,
+            section,
+            start,
+            flushed: 0,
+            buf: Vec::new(),
+            crc: crc32fast::Hasher::new(),
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8]) -> Result<()> {
+        self.buf.extend_from_slice(bytes);
+        if self.buf.len() >= PIECE_BUFFER {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        let at = self.out.offsets[section_index(self.section)] + self.start + self.flushed;
+        self.out
+            .file
+            .write_all_at(&self.buf, at)
+            .map_err(|e| Error::io(&self.out.path, e))?;
+        self.crc.update(&self.buf);
+        self.flushed += self.buf.len() as u64;
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Writes the rest; the piece as `(section index, offset, length, crc)`.
+    fn finish(mut self) -> Result<[u64; 4]> {
+        self.flush()?;
+        Ok([
+            section_index(self.section) as u64,
+            self.start,
+            self.flushed,
+            u64::from(self.crc.finalize()),
+        ])
+    }
+}
+
+/// One piece written whole.
+fn piece(out: &Out, section: SectionId, start: u64, bytes: &[u8]) -> Result<[u64; 4]> {
+    let mut p = Piece::new(out, section, start);
+    p.push(bytes)?;
+    p.finish()
+}
+
+/// The lengths of the sections, in [`SectionId::ALL`] order (as
+/// [`crate::index::bounded`] writes them), and the header flags.
+fn section_lengths(r: &Reference<PackedText>, wide: bool, shift: u32) -> (Vec<u64>, u32) {
+    let n = r.text.len() as u64;
+    let (contigs, names, holes) = encode_layout(&r.layout);
+    let lines = n / LINE_BASES + 1;
+    let supers = (lines - 1) / SUPER_LINES + 1;
+    let width = if wide { 8 } else { 4 };
+    let lens = vec![
+        META_LEN as u64,
+        contigs.len() as u64,
+        names.len() as u64,
+        holes.len() as u64,
+        n.div_ceil(4),
+        64 * lines,
+        32 * supers,
+        width * ((n >> shift) + 1),
+        64 * lines,
+        32 * supers,
+    ];
+    (lens, if wide { FLAG_WIDE } else { 0 })
+}
+
+/// The build in parts on every rank of `comm`, after the scan (`scanned` on
+/// rank 0) found `n` bases: see the module documentation. `fail`: a rank
+/// that fails on purpose while reading (tests).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn build<C: Comm>(
+    comm: &C,
+    fasta: &Path,
+    cfg: &IndexConfig,
+    out: &Path,
+    scanned: Option<Scan>,
+    n: u64,
+    plan: RankPlan,
+    mut clock: Clock,
+    fail: Option<usize>,
+) -> Result<DistReport> {
+    let me = comm.rank();
+    let pool = crate::thread_pool(cfg.threads)?;
+    // 2. The text on every rank (rank 0's failure is the input's: the
+    // others only say that it failed).
+    let read = if fail == Some(me) {
+        Err(Error::input(
+            fasta,
+            "failure injected by FMALIGN_TEST_FAIL_RANK",
+        ))
+    } else {
+        crate::scan::read_packed(fasta, cfg.threads).and_then(|r| {
+            if r.text.len() as u64 == n {
+                Ok(r)
+            } else {
+                Err(Error::input(
+                    fasta,
+                    format!(
+                        "the file changed while it was read: {} bases, then {n}",
+                        r.text.len()
+                    ),
+                ))
+            }
+        })
+    };
+    let reference = agreed(comm, read)?;
+    let wide = cfg.wide || n >= WIDE_THRESHOLD;
+    let shift = cfg.sa_sample.trailing_zeros();
+    let (lens, flags) = section_lengths(&reference, wide, shift);
+    let (o, guard) = open_output(comm, out, flags, &lens)?;
+    let Reference {
+        layout,
+        mut text,
+        warnings,
+    } = reference;
+    let mut sums = Vec::new();
+    // This rank's share of PAC.
+    let pac = text.pac();
+    let (a, b) = block(pac.len() as u64, comm.size(), me);
+    sums.push(agreed(
+        comm,
+        piece(&o, SectionId::Pac, a, &pac[a as usize..b as usize]),
+    )?);
+    clock.lap("read", comm);
+
+    // 3-4. The text's suffix array in parts, its tables.
+    let mut notices = Vec::new();
+    let fwd = {
+        direction(
+            comm,
+            &pool,
+            &text,
+            &plan,
+            wide,
+            Some(shift),
+            [SectionId::Occ, SectionId::Ssa],
+            &o,
+            &mut clock,
+            "",
+        )
+    }?;
+    sums.extend(fwd.sums);
+    // 5. The mirror index.
+    pool.install(|| text.reverse());
+    let rev = {
+        direction(
+            comm,
+            &pool,
+            &text,
+            &plan,
+            wide,
+            None,
+            [SectionId::RevOcc, SectionId::Ssa],
+            &o,
+            &mut clock,
+            "rev-",
+        )
+    }?;
+    sums.extend(rev.sums);
+    drop(text);
+    notices.push(format!(
+        "in parts on {} ranks: difference-cover period {}, at most {} suffixes per part; this rank: {} + {} parts, {} passes over the text; planned peak per rank {}",
+        comm.size(),
+        plan.v,
+        plan.max_part,
+        fwd.summary.parts,
+        rev.summary.parts,
+        fwd.summary.passes + rev.summary.passes,
+        crate::mem::human_bytes(plan.peak),
+    ));
+
+    // 6. Rank 0: the small sections; then the CRCs, the header, the name.
+    if me == 0 {
+        let meta = Meta::new(
+            &layout,
+            n,
+            cfg.sa_sample,
+            if wide { 8 } else { 4 },
+            c_from_counts(fwd.counts),
+            fwd.primary,
+            rev.primary,
+        );
+        let (contigs, names, holes) = encode_layout(&layout);
+        let small = [
+            (SectionId::Meta, meta.encode()),
+            (SectionId::Contigs, contigs),
+            (SectionId::Names, names),
+            (SectionId::Holes, holes),
+            (SectionId::OccSuper, bytemuck::cast_slice(&fwd.sup).to_vec()),
+            (
+                SectionId::RevOccSuper,
+                bytemuck::cast_slice(&rev.sup).to_vec(),
+            ),
+        ];
+        for (id, bytes) in small {
+            sums.push(piece(&o, id, 0, &bytes)?);
+        }
+    }
+    let synced = o.file.sync_data().map_err(|e| Error::io(&o.path, e));
+    agreed(comm, synced)?;
+    sums.retain(|s| s[2] > 0);
+    let gathered: Vec<[u64; 4]> = super::index::gather_on_rank0(comm, sums)
+        .into_iter()
+        .flatten()
+        .collect();
+    let sealed = match guard {
+        Some(guard) => combine(&gathered).and_then(|parts| {
+            let (head, table, _) = format::plan(flags, &parts);
+            if table.iter().map(|s| s.offset).ne(o.offsets.iter().copied()) {
+                return Err(Error::SuffixArray(
+                    "distributed write: the sections moved (a bug)".into(),
+                ));
+            }
+            seal(guard, &head, out)
+        }),
+        None => Ok(()),
+    };
+    agreed(comm, sealed)?;
+    clock.lap("write", comm);
+    let file_len = o.file.metadata().map_or(0, |m| m.len());
+    Ok(DistReport {
+        text_len: n,
+        contigs: scanned.as_ref().map_or(0, |s| s.layout.contigs.len()),
+        holes: scanned.as_ref().map_or(0, |s| s.layout.holes.len()),
+        warnings: if me == 0 { warnings } else { Vec::new() },
+        file_bytes: file_len,
+        phases: gather_phases(comm, clock.phases, &PHASES),
+        rounds: Vec::new(),
+        notices,
+    })
+}
+
+/// Rank 0 creates the temporary file at its final length; every rank opens
+/// it. Returns it, and on rank 0 the guard that removes it on failure.
+fn open_output<C: Comm>(
+    comm: &C,
+    out: &Path,
+    flags: u32,
+    lens: &[u64],
+) -> Result<(Out, Option<TempFile>)> {
+    let parts: Vec<(u64, u32)> = lens.iter().map(|&l| (l, 0)).collect();
+    let (_, table, file_len) = format::plan(flags, &parts);
+    let offsets: Vec<u64> = table.iter().map(|s| s.offset).collect();
+    let created = if comm.rank() == 0 {
+        let tmp = TempFile::register(temp_path(out));
+        File::create(tmp.path())
+            .and_then(|f| f.set_len(file_len))
+            .map(|()| Some(tmp))
+            .map_err(|e| Error::io(out, e))
+    } else {
+        Ok(None)
+    };
+    let guard = agreed(comm, created)?;
+    let pid = comm.broadcast(0, vec![u64::from(std::process::id())])[0];
+    let path = temp_path_for(out, pid as u32);
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io(&path, e));
+    let file = agreed(comm, file)?;
+    Ok((
+        Out {
+            file,
+            path,
+            offsets,
+        },
+        guard,
+    ))
+}
+
+/// What one direction (the text or the reversed text) leaves.
+struct Tables {
+    /// This rank's pieces.
+    sums: Vec<[u64; 4]>,
+    /// Row of `$`.
+    primary: u64,
+    /// Counts of A, C, G, T in `B`.
+    counts: [u64; 4],
+    /// Every superblock's counts.
+    sup: Vec<[u64; 4]>,
+    summary: crate::sa::blockwise::Summary,
+}
+
+/// One direction: this rank's parts sorted ([`blockwise_share`]), their
+/// BWT bases kept and their SSA rows written (`shift`: `None`, none), then
+/// the Occ lines of its share of `B` written after the counts of every
+/// rank's share are known. `ids`: the Occ and SSA sections.
+#[allow(clippy::too_many_arguments)]
+fn direction<C: Comm>(
+    comm: &C,
+    pool: &rayon::ThreadPool,
+    text: &PackedText,
+    plan: &RankPlan,
+    wide: bool,
+    shift: Option<u32>,
+    [occ, ssa]: [SectionId; 2],
+    o: &Out,
+    clock: &mut Clock,
+    prefix: &'static str,
+) -> Result<Tables> {
+    let n = text.len() as u64;
+    let mut share = Share {
+        n,
+        shift,
+        wide,
+        first_row: None,
+        zero_before: false,
+        row: 0,
+        b: PackedText::with_capacity(0),
+        primary: None,
+        ssa: None,
+        ssa_section: ssa,
+        out: o,
+        bases: Vec::new(),
+    };
+    let me = comm.rank();
+    let (lo, hi) = block(n, comm.size(), me);
+    let max_part = usize::try_from(plan.max_part).unwrap_or(usize::MAX);
+    let sorted = pool.install(|| {
+        if me == 0 {
+            share.start(text)?;
+        }
+        let summary = if wide {
+            blockwise_share::<u64>(
+                text,
+                plan.v,
+                max_part,
+                lo as usize..hi as usize,
+                &mut |part, at| share.part(text, part, at),
+            )?
+        } else {
+            blockwise_share::<u32>(
+                text,
+                plan.v,
+                max_part,
+                lo as usize..hi as usize,
+                &mut |part, at| share.part(text, part, at),
+            )?
+        };
+        let ssa = share.ssa.take().map(Piece::finish).transpose()?;
+        Ok((summary, ssa))
+    });
+    let (summary, ssa_sum) = agreed(comm, sorted)?;
+    clock.lap_split(
+        [name(prefix, "sample"), name(prefix, "sort")],
+        summary.sample_seconds,
+        comm,
+    );
+    let tables = agreed(comm, occ_lines(comm, pool, &share, occ, o));
+    let (mut sums, primary, counts, sup) = tables?;
+    sums.extend(ssa_sum);
+    clock.lap(name(prefix, "tables"), comm);
+    Ok(Tables {
+        sums,
+        primary,
+        counts,
+        sup,
+        summary,
+    })
+}
+
+/// `prefix` + `phase`, among [`PHASES`].
+fn name(prefix: &str, phase: &str) -> &'static str {
+    PHASES
+        .iter()
+        .find(|p| p.strip_prefix(prefix) == Some(phase))
+        .expect("a phase of PHASES")
+}
+
+/// The BWT base of the row of `$` (suffix 0): no base of `B`.
+const DOLLAR: u8 = 4;
+
+/// Suffixes whose BWT bases are read at a time.
+const BWT_BATCH: usize = 1 << 20;
+
+/// This rank's rows of one direction as its parts come: their BWT bases
+/// (its share of `B`, packed) and its SSA rows (written as they come).
+struct Share<'o> {
+    n: u64,
+    shift: Option<u32>,
+    wide: bool,
+    /// This rank's first row (`None` before its first part).
+    first_row: Option<u64>,
+    /// Whether the row of `$` comes before `first_row`.
+    zero_before: bool,
+    /// Next row.
+    row: u64,
+    /// `B`'s bases of this rank's rows.
+    b: PackedText,
+    /// Row of `$`, when it is one of this rank's.
+    primary: Option<u64>,
+    ssa: Option<Piece<'o>>,
+    ssa_section: SectionId,
+    out: &'o Out,
+    /// BWT bases of the batch at hand (reused).
+    bases: Vec<u8>,
+}
+
+impl Share<'_> {
+    /// Rank 0: row 0 (`SA'[0] = n`, `BWT'[0] = T[n - 1]`), before its first
+    /// part.
+    fn start(&mut self, text: &PackedText) -> Result<()> {
+        self.first_row = Some(0);
+        if self.shift.is_some() {
+            self.ssa_row(0, self.n)?;
+        }
+        if self.n > 0 {
+            self.b.push(text.get(self.n as usize - 1));
+        }
+        self.row = 1;
+        Ok(())
+    }
+
+    fn ssa_row(&mut self, row: u64, p: u64) -> Result<()> {
+        let shift = self.shift.expect("an SSA");
+        let width = if self.wide { 8 } else { 4 };
+        let (out, section) = (self.out, self.ssa_section);
+        let piece = self
+            .ssa
+            .get_or_insert_with(|| Piece::new(out, section, (row >> shift) * width));
+        if self.wide {
+            piece.push(&p.to_le_bytes())
+        } else {
+            piece.push(&(p as u32).to_le_bytes())
+        }
+    }
+
+    /// One of this rank's parts, in order.
+    fn part<P: Pos>(&mut self, text: &PackedText, part: &[P], at: At) -> Result<()> {
+        let first = at.before as u64 + 1;
+        match self.first_row {
+            None => {
+                self.first_row = Some(first);
+                self.zero_before = at.zero_before;
+                self.row = first;
+            }
+            Some(_) if self.row != first => {
+                return Err(Error::SuffixArray(format!(
+                    "distributed build: a part at row {first} after row {} (a bug)",
+                    self.row
+                )));
+            }
+            Some(_) => {}
+        }
+        let mut bases = std::mem::take(&mut self.bases);
+        for batch in part.chunks(BWT_BATCH) {
+            bases.clear();
+            bases.resize(batch.len(), 0);
+            bases
+                .par_chunks_mut(1 << 14)
+                .zip(batch.par_chunks(1 << 14))
+                .for_each(|(out, ps)| {
+                    crate::dna::for_each_ahead(
+                        ps.len(),
+                        48,
+                        |j| text.prefetch((ps[j].to_u64() as usize).saturating_sub(1)),
+                        |i| {
+                            out[i] = match ps[i].to_u64() {
+                                0 => DOLLAR,
+                                p => text.get(p as usize - 1),
+                            }
+                        },
+                    );
+                });
+            match bases.iter().position(|&c| c == DOLLAR) {
+                Some(k) => {
+                    self.primary = Some(self.row + k as u64);
+                    self.b.extend_codes(&bases[..k]);
+                    self.b.extend_codes(&bases[k + 1..]);
+                }
+                None => self.b.extend_codes(&bases),
+            }
+            if let Some(shift) = self.shift {
+                let end = self.row + batch.len() as u64;
+                let mut row = self.row.next_multiple_of(1 << shift);
+                while row < end {
+                    self.ssa_row(row, batch[(row - self.row) as usize].to_u64())?;
+                    row += 1 << shift;
+                }
+            }
+            self.row += batch.len() as u64;
+        }
+        self.bases = bases;
+        Ok(())
+    }
+}
+
+/// Each code repeated over a word.
+const PATTERN: [u64; 4] = [0, LOW, LOW << 1, u64::MAX];
+const LOW: u64 = 0x5555_5555_5555_5555;
+
+/// Counts of A, C, G, T in 32 bases `w` (base `k` in bits `2k`), of which
+/// the first `valid` count.
+#[inline]
+fn word_counts(w: u64, valid: usize) -> [u64; 4] {
+    let mask = if valid >= 32 {
+        LOW
+    } else {
+        LOW & ((1u64 << (2 * valid)) - 1)
+    };
+    PATTERN.map(|pat| {
+        let y = w ^ pat;
+        u64::from((!(y | (y >> 1)) & mask).count_ones())
+    })
+}
+
+/// Counts of A, C, G, T in `b[from..to]`.
+fn count_range(b: &PackedText, from: usize, to: usize) -> [u64; 4] {
+    let words = (to.saturating_sub(from)).div_ceil(32);
+    (0..words)
+        .into_par_iter()
+        .with_min_len(1 << 14)
+        .map(|k| {
+            let i = from + 32 * k;
+            word_counts(b.word_at(i), to - i)
+        })
+        .reduce(
+            || [0; 4],
+            |x, y| [x[0] + y[0], x[1] + y[1], x[2] + y[2], x[3] + y[3]],
+        )
+}
+
+/// The line of `B` holding `b[off..off + valid]` at its slots `at..`
+/// (`at + valid <= 192`); its counts are those bases'.
+fn line_of(b: &PackedText, off: usize, at: usize, valid: usize) -> OccLine {
+    let mut line = OccLine::default();
+    let mut k = 0;
+    while k < valid {
+        // Up to the end of the line's word that slot `at + k` is in.
+        let slot = at + k;
+        let take = (32 - slot % 32).min(valid - k);
+        let w = b.word_at(off + k);
+        let mask = if take == 32 {
+            u64::MAX
+        } else {
+            (1u64 << (2 * take)) - 1
+        };
+        line.bits[slot / 32] |= (w & mask) << (2 * (slot % 32));
+        let c = word_counts(w, take);
+        for (x, y) in line.counts.iter_mut().zip(c) {
+            *x += y as u32;
+        }
+        k += take;
+    }
+    line
+}
+
+/// Lines built at a time (12 MiB of them).
+const LINE_BATCH: u64 = 1 << 18;
+
+/// Tables of one direction: the counts of every rank's share of `B`
+/// (all-gathered) place this rank's; the superblock counts and the bits of
+/// shared lines are exchanged; this rank's Occ lines are written. Returns
+/// its pieces, the row of `$`, the counts of `B` and every superblock's
+/// counts.
+#[allow(clippy::type_complexity)]
+fn occ_lines<C: Comm>(
+    comm: &C,
+    pool: &rayon::ThreadPool,
+    share: &Share<'_>,
+    occ: SectionId,
+    o: &Out,
+) -> Result<(Vec<[u64; 4]>, u64, [u64; 4], Vec<[u64; 4]>)> {
+    let n = share.n;
+    let (p, me) = (comm.size(), comm.rank());
+    let b = &share.b;
+    let len = b.len() as u64;
+    let counts = pool.install(|| count_range(b, 0, b.len()));
+    // Per rank: its bases in B, counts, row of $ (or MAX), first row and
+    // rows (0 and 0 without parts), whether $ is before its first row.
+    let rows = share.first_row.map_or(0, |f| share.row - f);
+    let mine = [
+        len,
+        counts[0],
+        counts[1],
+        counts[2],
+        counts[3],
+        share.primary.unwrap_or(u64::MAX),
+        share.first_row.unwrap_or(0),
+        rows,
+        u64::from(share.zero_before),
+    ];
+    let all: Vec<[u64; 9]> = comm
+        .alltoallv(vec![mine.to_vec(); p])
+        .into_iter()
+        .map(|v| v.try_into().expect("nine numbers"))
+        .collect();
+    // Where each share starts in B, and the counts before it.
+    let mut b_lo = vec![0u64; p + 1];
+    let mut before = vec![[0u64; 4]; p + 1];
+    for r in 0..p {
+        b_lo[r + 1] = b_lo[r] + all[r][0];
+        for c in 0..4 {
+            before[r + 1][c] = before[r][c] + all[r][1 + c];
+        }
+    }
+    let total_rows: u64 = all.iter().map(|x| x[7]).sum();
+    let primaries: Vec<u64> = all
+        .iter()
+        .map(|x| x[5])
+        .filter(|&x| x != u64::MAX)
+        .collect();
+    if b_lo[p] != n || total_rows != n + 1 || primaries.len() != usize::from(n > 0) {
+        return Err(Error::SuffixArray(format!(
+            "distributed build: {} bases of B, {total_rows} rows, {} rows of $ for {n} bases (a bug)",
+            b_lo[p],
+            primaries.len()
+        )));
+    }
+    let primary = primaries.first().copied().unwrap_or(0);
+    if let Some(first) = share.first_row
+        && first - u64::from(share.zero_before) != b_lo[me]
+    {
+        return Err(Error::SuffixArray(format!(
+            "distributed build: rank {me} starts at row {first} but at {} of B (a bug)",
+            b_lo[me]
+        )));
+    }
+    let lo = b_lo[me];
+    // The rank that writes line l: the last whose share starts at or
+    // before its first base (position n: the last rank).
+    let owner = |pos: u64| (0..p).rev().find(|&r| b_lo[r] <= pos).expect("rank 0 at 0");
+    let end = if me + 1 == p { n + 1 } else { b_lo[me + 1] };
+    let (l0, l1) = (lo.div_ceil(LINE_BASES), end.div_ceil(LINE_BASES));
+    // Superblocks whose first line is this rank's.
+    let span = LINE_BASES * SUPER_LINES;
+    let mut sup_mine: Vec<u64> = Vec::new();
+    for k in l0.div_ceil(SUPER_LINES)..l1.div_ceil(SUPER_LINES) {
+        let at = k * span;
+        let c = pool.install(|| count_range(b, 0, (at - lo) as usize));
+        sup_mine.push(k);
+        sup_mine.extend((0..4).map(|x| before[me][x] + c[x]));
+    }
+    let mut sup: Vec<[u64; 5]> = comm
+        .alltoallv(vec![sup_mine; p])
+        .into_iter()
+        .flatten()
+        .collect::<Vec<u64>>()
+        .chunks_exact(5)
+        .map(|c| c.try_into().expect("five"))
+        .collect();
+    sup.sort_unstable();
+    let lines = n / LINE_BASES + 1;
+    let supers = (lines - 1) / SUPER_LINES + 1;
+    if sup.len() as u64 != supers || sup.iter().enumerate().any(|(k, s)| s[0] != k as u64) {
+        return Err(Error::SuffixArray(format!(
+            "distributed build: {} superblock counts for {supers} superblocks (a bug)",
+            sup.len()
+        )));
+    }
+    let sup: Vec<[u64; 4]> = sup.iter().map(|s| [s[1], s[2], s[3], s[4]]).collect();
+    // The bits of a line this rank shares with the rank that writes it.
+    let mut send: Vec<Vec<u64>> = vec![Vec::new(); p];
+    if len > 0 && !lo.is_multiple_of(LINE_BASES) {
+        let l = lo / LINE_BASES;
+        let at = (lo % LINE_BASES) as usize;
+        let valid = (len as usize).min(LINE_BASES as usize - at);
+        let line = line_of(b, 0, at, valid);
+        send[owner(l * LINE_BASES)].push(l);
+        send[owner(l * LINE_BASES)].extend_from_slice(&line.bits);
+    }
+    let received: Vec<u64> = comm.alltoallv(send).into_iter().flatten().collect();
+    let mut extra = [0u64; 6];
+    for f in received.chunks_exact(7) {
+        if f[0] + 1 != l1 {
+            return Err(Error::SuffixArray(format!(
+                "distributed build: bits of line {} sent to the rank ending at line {l1} (a bug)",
+                f[0]
+            )));
+        }
+        for (x, y) in extra.iter_mut().zip(&f[1..]) {
+            *x |= y;
+        }
+    }
+    // This rank's lines, a batch at a time.
+    let mut piece = Piece::new(o, occ, 64 * l0);
+    // Counts before line l0: the shares before this one and this share's
+    // bases before the line (those sent to the rank writing the line).
+    let head = ((l0 * LINE_BASES).saturating_sub(lo)).min(len) as usize;
+    let head = pool.install(|| count_range(b, 0, head));
+    let mut total: [u64; 4] = std::array::from_fn(|c| before[me][c] + head[c]);
+    let mut l = l0;
+    while l < l1 {
+        let upto = (l + LINE_BATCH).min(l1);
+        let mut batch: Vec<OccLine> = pool.install(|| {
+            (l..upto)
+                .into_par_iter()
+                .map(|l| {
+                    let start = l * LINE_BASES;
+                    let valid = (lo + len).saturating_sub(start).min(LINE_BASES);
+                    line_of(b, (start - lo) as usize, 0, valid as usize)
+                })
+                .collect()
+        });
+        for (k, line) in batch.iter_mut().enumerate() {
+            let l = l + k as u64;
+            let base = sup[(l / SUPER_LINES) as usize];
+            let own = line.counts;
+            for c in 0..4 {
+                line.counts[c] = (total[c] - base[c]) as u32;
+                total[c] += u64::from(own[c]);
+            }
+            if l + 1 == l1 {
+                for (x, y) in line.bits.iter_mut().zip(extra) {
+                    *x |= y;
+                }
+            }
+        }
+        piece.push(bytemuck::cast_slice(&batch))?;
+        l = upto;
+    }
+    let mut sums = Vec::new();
+    if l1 > l0 {
+        sums.push(piece.finish()?);
+    }
+    let all_counts = before[p];
+    Ok((sums, primary, all_counts, sup))
+}
