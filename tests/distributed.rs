@@ -53,13 +53,15 @@ fn distributed(fasta: &Path, cfg: &IndexConfig, p: usize, dir: &Path) -> Vec<u8>
     bytes
 }
 
-/// Both algorithms for every rank count: in parts as planned, in small
+/// Every algorithm for every rank count: `auto` (on one rank the
+/// single-process build, else in parts), in parts as planned, in small
 /// parts with a small period (buckets split, parts of one rank's share
 /// split across ranks), and prefix doubling.
 fn assert_same_for_all_ranks(fasta: &Path, cfg: &IndexConfig, what: &str) {
     let dir = tempfile::tempdir().unwrap();
     let want = reference_index(fasta, cfg, dir.path());
     let variants = [
+        (DistAlgorithm::Auto, None, None),
         (DistAlgorithm::Parts, None, None),
         (DistAlgorithm::Parts, Some(37), Some(8)),
         (DistAlgorithm::Doubling, None, None),

@@ -202,25 +202,6 @@ impl Clock {
         });
         self.since = now;
     }
-
-    /// Ends two phases now: `names[0]` took the first `first` seconds of
-    /// the time since the last lap and sent nothing, `names[1]` the rest.
-    pub(super) fn lap_split<C: Comm>(&mut self, names: [&'static str; 2], first: f64, comm: &C) {
-        let now = (Instant::now(), comm.bytes_sent());
-        let all = (now.0 - self.since.0).as_secs_f64();
-        let first = first.min(all);
-        self.phases.push(Phase {
-            name: names[0],
-            seconds: first,
-            bytes_sent: 0,
-        });
-        self.phases.push(Phase {
-            name: names[1],
-            seconds: all - first,
-            bytes_sent: now.1 - self.since.1,
-        });
-        self.since = now;
-    }
 }
 
 /// `mine` of every rank on rank 0, by rank (empty lists elsewhere).

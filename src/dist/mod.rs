@@ -74,6 +74,7 @@ fn build_failing<C: Comm>(
     let limit = comm.allgather(mine).into_iter().min().unwrap_or(u64::MAX);
     let limit = (limit != u64::MAX).then_some(limit);
     match choose(n, comm.size(), cfg, limit)? {
+        Choice::Single => single(comm, fasta, cfg, out, scanned, n, limit, clock, fail),
         Choice::Parts(plan) => parts::build(comm, fasta, cfg, out, scanned, n, plan, clock, fail),
         Choice::Doubling => {
             index::build_doubling(comm, fasta, cfg, out, scanned, n, checkpoints, clock, fail)
@@ -84,8 +85,59 @@ fn build_failing<C: Comm>(
 /// The algorithm [`build`] runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Choice {
+    /// One rank, `auto`: the single-process build
+    /// ([`crate::index::build_file`]: the whole text when it fits, else in
+    /// parts).
+    Single,
     Parts(parts::RankPlan),
     Doubling,
+}
+
+/// Phases of `--stats` of [`Choice::Single`].
+const SINGLE_PHASES: [&str; 3] = ["scan", "build", "write"];
+
+/// One rank, `--dist-algorithm auto`: the build of `fmalign index` within
+/// `limit`, as if `--distributed` had not been given.
+#[allow(clippy::too_many_arguments)]
+fn single<C: Comm>(
+    comm: &C,
+    fasta: &Path,
+    cfg: &IndexConfig,
+    out: &Path,
+    scanned: Option<crate::scan::Scan>,
+    n: u64,
+    limit: Option<u64>,
+    mut clock: index::Clock,
+    fail: Option<usize>,
+) -> Result<DistReport> {
+    if fail == Some(comm.rank()) {
+        return Err(Error::input(
+            fasta,
+            "failure injected by FMALIGN_TEST_FAIL_RANK",
+        ));
+    }
+    let reference = crate::scan::read_packed(fasta, cfg.threads)?;
+    let cfg = IndexConfig {
+        max_memory: limit,
+        ..cfg.clone()
+    };
+    let report = crate::index::build_file(reference, &cfg, out, &mut |_| {})?;
+    clock.lap("build", comm);
+    clock.lap("write", comm);
+    let mut notices = vec![
+        "one rank: the single-process build (--dist-algorithm parts or doubling runs those on one rank)".to_string(),
+    ];
+    notices.extend(report.notices);
+    Ok(DistReport {
+        text_len: n,
+        contigs: scanned.as_ref().map_or(0, |s| s.layout.contigs.len()),
+        holes: scanned.as_ref().map_or(0, |s| s.layout.holes.len()),
+        warnings: scanned.map_or(Vec::new(), |s| s.warnings),
+        file_bytes: report.file_bytes,
+        phases: index::gather_phases(comm, clock.phases, &SINGLE_PHASES),
+        rounds: Vec::new(),
+        notices,
+    })
 }
 
 /// The algorithm for `n` bases on `ranks` ranks of `limit` bytes each (the
@@ -106,6 +158,7 @@ fn choose(n: u64, ranks: usize, cfg: &IndexConfig, limit: Option<u64>) -> Result
             .min(bounded_floor(n, wide, ranks))
     };
     match (cfg.dist, plan) {
+        (DistAlgorithm::Auto, _) if ranks == 1 => Ok(Choice::Single),
         (DistAlgorithm::Parts | DistAlgorithm::Auto, Some(p)) => Ok(Choice::Parts(p)),
         (DistAlgorithm::Doubling, _) | (DistAlgorithm::Auto, None) if doubling_fits => {
             Ok(Choice::Doubling)
@@ -271,6 +324,8 @@ mod choice_tests {
             matches!(choose(n, 16, &cfg, Some(8 * g)), Ok(Choice::Parts(p)) if p.peak <= 8 * g)
         );
         assert!(matches!(choose(n, 16, &cfg, None), Ok(Choice::Parts(_))));
+        // One rank: the single-process build, whatever the memory.
+        assert_eq!(choose(n, 1, &cfg, Some(g)).unwrap(), Choice::Single);
         // 1000 ranks of 1 GiB: the text (0.75 GB) and the sample do not fit,
         // 3 M bases by doubling (about 0.5 GB) do.
         assert_eq!(choose(n, 1000, &cfg, Some(g)).unwrap(), Choice::Doubling);

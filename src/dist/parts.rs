@@ -50,7 +50,7 @@ use crate::index::bounded;
 use crate::index::{FLAG_WIDE, IndexConfig, META_LEN, Meta, WIDE_THRESHOLD, encode_layout};
 use crate::reference::Reference;
 use crate::sa::Pos;
-use crate::sa::blockwise::{At, blockwise_share};
+use crate::sa::blockwise::{At, DcSample, blockwise_share};
 use crate::scan::Scan;
 
 /// Phases of `--stats`, in order.
@@ -485,6 +485,19 @@ fn direction<C: Comm>(
     let me = comm.rank();
     let (lo, hi) = block(n, comm.size(), me);
     let max_part = usize::try_from(plan.max_part).unwrap_or(usize::MAX);
+    // The sample: each rank sorts its share by the first v bases; the
+    // shares go to every rank, which ranks the rest.
+    let (ranks, v) = (comm.size(), plan.v);
+    let mine = agreed(
+        comm,
+        pool.install(|| DcSample::share_sorted(text, v, ranks, me)),
+    )?;
+    let shares = all_gather_share(comm, mine);
+    let sample = agreed(
+        comm,
+        pool.install(|| DcSample::from_shares(text, v, shares)),
+    )?;
+    clock.lap(name(prefix, "sample"), comm);
     let sorted = pool.install(|| {
         if me == 0 {
             share.start(text)?;
@@ -492,7 +505,7 @@ fn direction<C: Comm>(
         let summary = if wide {
             blockwise_share::<u64>(
                 text,
-                plan.v,
+                sample,
                 max_part,
                 lo as usize..hi as usize,
                 &mut |part, at| share.part(text, part, at),
@@ -500,7 +513,7 @@ fn direction<C: Comm>(
         } else {
             blockwise_share::<u32>(
                 text,
-                plan.v,
+                sample,
                 max_part,
                 lo as usize..hi as usize,
                 &mut |part, at| share.part(text, part, at),
@@ -510,11 +523,7 @@ fn direction<C: Comm>(
         Ok((summary, ssa))
     });
     let (summary, ssa_sum) = agreed(comm, sorted)?;
-    clock.lap_split(
-        [name(prefix, "sample"), name(prefix, "sort")],
-        summary.sample_seconds,
-        comm,
-    );
+    clock.lap(name(prefix, "sort"), comm);
     let tables = agreed(comm, occ_lines(comm, pool, &share, occ, o));
     let (mut sums, primary, counts, sup) = tables?;
     sums.extend(ssa_sum);
@@ -526,6 +535,18 @@ fn direction<C: Comm>(
         sup,
         summary,
     })
+}
+
+/// Every rank's share of the sample ([`DcSample::share_sorted`]), by rank,
+/// on every rank.
+fn all_gather_share<C: Comm>(
+    comm: &C,
+    (order, bits): (Vec<u32>, Vec<u64>),
+) -> Vec<(Vec<u32>, Vec<u64>)> {
+    let p = comm.size();
+    let orders = comm.alltoallv(vec![order; p]);
+    let bits = comm.alltoallv(vec![bits; p]);
+    orders.into_iter().zip(bits).collect()
 }
 
 /// `prefix` + `phase`, among [`PHASES`].

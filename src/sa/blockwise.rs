@@ -452,6 +452,66 @@ impl DcSample {
     /// suffixes or so (tests use tiny batches: ranks refined earlier in the
     /// same round are read).
     fn refined_in_batches(text: &PackedText, v: usize, batch: usize) -> Result<Self> {
+        let (order, same) = Self::first_sort(text, v, None)?;
+        Self::refine_sorted(text, v, order, same, batch)
+    }
+
+    /// One rank's share of [`DcSample::new`] computed by a group of `ranks`
+    /// processes: the sampled suffixes of its share of the k-mer buckets
+    /// (split by their counts, the same on every rank), sorted by their
+    /// first `v` bases, and a bit per suffix: whether it shares them with
+    /// the one before. Every rank's share, by rank, goes to
+    /// [`DcSample::from_shares`] on every rank.
+    pub fn share_sorted(
+        text: &PackedText,
+        v: usize,
+        ranks: usize,
+        rank: usize,
+    ) -> Result<(Vec<u32>, Vec<u64>)> {
+        Self::first_sort(text, v, Some((ranks, rank)))
+    }
+
+    /// The sample from every rank's [`DcSample::share_sorted`], by rank:
+    /// the doubling rounds over the suffixes still tied run here. The ranks
+    /// are those of [`DcSample::new`] whatever the group.
+    pub fn from_shares(
+        text: &PackedText,
+        v: usize,
+        shares: Vec<(Vec<u32>, Vec<u64>)>,
+    ) -> Result<Self> {
+        // Every share's order and ties, concatenated: two shares never tie
+        // (their buckets differ).
+        let m: usize = shares.iter().map(|(o, _)| o.len()).sum();
+        let mut order = Vec::with_capacity(m);
+        let mut same = vec![0u64; m.div_ceil(64)];
+        for (o, bits) in shares {
+            let at = order.len();
+            if bits.len() != o.len().div_ceil(64) {
+                return Err(Error::SuffixArray(
+                    "blockwise: a share of the sample with too few bits (a bug)".into(),
+                ));
+            }
+            for (w, &word) in bits.iter().enumerate() {
+                let mut word = word;
+                while word != 0 {
+                    let x = at + 64 * w + word.trailing_zeros() as usize;
+                    same[x / 64] |= 1 << (x % 64);
+                    word &= word - 1;
+                }
+            }
+            order.extend_from_slice(&o);
+        }
+        Self::refine_sorted(text, v, order, same, REFINE_BATCH)
+    }
+
+    /// The sampled slots of this process's buckets (all, or its share of a
+    /// `group` of `(ranks, rank)`) sorted by their first `v` bases, and the
+    /// tie bits.
+    fn first_sort(
+        text: &PackedText,
+        v: usize,
+        group: Option<(usize, usize)>,
+    ) -> Result<(Vec<u32>, Vec<u64>)> {
         let cover = Cover::new(v)?;
         let n = text.len();
         let k = cover.d.len();
@@ -469,10 +529,36 @@ impl DcSample {
         let in_cover = |p: usize| cover.index[p & (v - 1)] != u32::MAX;
         let slot = |p: usize| ((p / v) * k) as u32 + cover.index[p & (v - 1)];
         let buckets = Buckets::new(text, in_cover);
-        let mut order = vec![0u32; buckets.total()];
-        let all = 0..buckets.counts.len();
-        buckets.scatter(text, all.clone(), in_cover, slot, &mut order);
-        let counts: Vec<usize> = buckets.counts.iter().map(|&c| c as usize).collect();
+        // This process's buckets: all, or its share of a group's (whole
+        // buckets, split by count).
+        let mine = match group {
+            None => 0..buckets.counts.len(),
+            Some((ranks, rank)) => {
+                let total = buckets.total() as u64;
+                let cut = |r: usize| {
+                    let want = total * r as u64 / ranks as u64;
+                    let mut at = 0u64;
+                    buckets
+                        .counts
+                        .iter()
+                        .position(|&c| {
+                            at += c;
+                            at > want
+                        })
+                        .unwrap_or(buckets.counts.len())
+                };
+                let hi = if rank + 1 == ranks {
+                    buckets.counts.len()
+                } else {
+                    cut(rank + 1)
+                };
+                cut(rank).min(hi)..hi
+            }
+        };
+        let own: u64 = buckets.counts[mine.clone()].iter().sum();
+        let mut order = vec![0u32; own as usize];
+        buckets.scatter(text, mine.clone(), in_cover, slot, &mut order);
+        let counts: Vec<usize> = buckets.counts[mine].iter().map(|&c| c as usize).collect();
         drop(buckets);
         // Equal words over the first v bases: only their lengths (the end
         // of the text within v bases) can differ.
@@ -485,6 +571,56 @@ impl DcSample {
             |a, b| v.min(n - pos(a)).cmp(&v.min(n - pos(b))),
         );
         drop(counts);
+        let same_of = |order: &[u32]| {
+            let m = order.len();
+            // Bit x: order[x - 1] and order[x] share their first v bases
+            // (both at least v long).
+            let mut same = vec![0u64; m.div_ceil(64)];
+            const WORDS: usize = 1024;
+            same.par_chunks_mut(WORDS)
+                .enumerate()
+                .for_each(|(c, words)| {
+                    let first = c * WORDS * 64;
+                    let xs = first.max(1)..(first + words.len() * 64).min(m);
+                    for_each_ahead(
+                        xs.len(),
+                        AHEAD,
+                        |j| text.prefetch(pos(order[xs.start + j])),
+                        |i| {
+                            let x = xs.start + i;
+                            let (a, b) = (pos(order[x - 1]), pos(order[x]));
+                            if a + v <= n
+                                && b + v <= n
+                                && cmp_prefix(text, a, b, v) == Ordering::Equal
+                            {
+                                words[(x - first) / 64] |= 1 << ((x - first) % 64);
+                            }
+                        },
+                    );
+                });
+            same
+        };
+        let same = same_of(&order);
+        Ok((order, same))
+    }
+
+    /// The sample from the sampled slots sorted by their first `v` bases
+    /// and their tie bits ([`DcSample::first_sort`]): first ranks, then
+    /// doubling rounds over the groups still tied, written back every
+    /// `batch` suffixes or so.
+    fn refine_sorted(
+        text: &PackedText,
+        v: usize,
+        mut order: Vec<u32>,
+        same: Vec<u64>,
+        batch: usize,
+    ) -> Result<Self> {
+        let cover = Cover::new(v)?;
+        let n = text.len();
+        let k = cover.d.len();
+        let slots = n.div_ceil(v) * k;
+        let d = &cover.d;
+        let pos = |s: u32| (s as usize / k) * v + d[s as usize % k];
         let m = order.len();
         let mut rank = vec![0u32; slots];
         // Unsorted groups: runs of `order` whose suffixes share the first h
@@ -493,31 +629,6 @@ impl DcSample {
         // ([`Groups`]), not a list, which is 8 bytes a suffix when a genome
         // is two near-identical copies.
         let mut groups = Groups::new(m);
-        // Bit x of `same`: order[x - 1] and order[x] share their first v
-        // bases (both at least v long). Found in parallel, the text read a
-        // few pairs ahead: one pair after another, on one thread, this took
-        // half the sample's time on near-copies (two random reads a pair).
-        let mut same = vec![0u64; m.div_ceil(64)];
-        const WORDS: usize = 1024;
-        same.par_chunks_mut(WORDS)
-            .enumerate()
-            .for_each(|(c, words)| {
-                let first = c * WORDS * 64;
-                let xs = first.max(1)..(first + words.len() * 64).min(m);
-                for_each_ahead(
-                    xs.len(),
-                    AHEAD,
-                    |j| text.prefetch(pos(order[xs.start + j])),
-                    |i| {
-                        let x = xs.start + i;
-                        let (a, b) = (pos(order[x - 1]), pos(order[x]));
-                        if a + v <= n && b + v <= n && cmp_prefix(text, a, b, v) == Ordering::Equal
-                        {
-                            words[(x - first) / 64] |= 1 << ((x - first) % 64);
-                        }
-                    },
-                );
-            });
         let mut start = 0;
         for x in 1..=m {
             let tie = x < m && (same[x / 64] >> (x % 64)) & 1 == 1;
@@ -1014,7 +1125,7 @@ pub fn blockwise<P: Pos>(
     max_part: usize,
     emit: &mut dyn FnMut(&[P], At) -> Result<()>,
 ) -> Result<Summary> {
-    blockwise_drawing(text, v, max_part, SPLITTERS_MIN, None, ALL, emit)
+    blockwise_drawing(text, v, max_part, SPLITTERS_MIN, None, ALL, None, emit)
 }
 
 /// Every part: the share of a single process.
@@ -1029,7 +1140,16 @@ pub fn blockwise_sorted_by<P: Pos>(
     sorter: &mut dyn PartSorter<P>,
     emit: &mut dyn FnMut(&[P], At) -> Result<()>,
 ) -> Result<Summary> {
-    blockwise_drawing(text, v, max_part, SPLITTERS_MIN, Some(sorter), ALL, emit)
+    blockwise_drawing(
+        text,
+        v,
+        max_part,
+        SPLITTERS_MIN,
+        Some(sorter),
+        ALL,
+        None,
+        emit,
+    )
 }
 
 /// [`blockwise`] for one rank of a distributed build: only the parts that
@@ -1038,15 +1158,27 @@ pub fn blockwise_sorted_by<P: Pos>(
 /// sorted and handed to `emit`; the others are counted and passed over
 /// (a range larger than a part is split only when it overlaps `share`).
 /// Ranks that split `0..n` into shares emit every part exactly once, the
-/// same parts as [`blockwise`] with the same `max_part`.
+/// same parts as [`blockwise`] with the same `max_part`. `sample` is the
+/// text's, made by [`DcSample::new_shared`] (or [`DcSample::new`]); its
+/// period is the period of the parts.
 pub fn blockwise_share<P: Pos>(
     text: &PackedText,
-    v: usize,
+    sample: DcSample,
     max_part: usize,
     share: std::ops::Range<usize>,
     emit: &mut dyn FnMut(&[P], At) -> Result<()>,
 ) -> Result<Summary> {
-    blockwise_drawing(text, v, max_part, SPLITTERS_MIN, None, share, emit)
+    let v = sample.cover.v;
+    blockwise_drawing(
+        text,
+        v,
+        max_part,
+        SPLITTERS_MIN,
+        None,
+        share,
+        Some(sample),
+        emit,
+    )
 }
 
 /// [`blockwise`] where a split draws up to `max(min_splitters, max_part)`
@@ -1059,6 +1191,7 @@ fn blockwise_drawing<P: Pos>(
     min_splitters: usize,
     mut sorter: Option<&mut dyn PartSorter<P>>,
     share: std::ops::Range<usize>,
+    sample: Option<DcSample>,
     emit: &mut dyn FnMut(&[P], At) -> Result<()>,
 ) -> Result<Summary> {
     if max_part == 0 {
@@ -1073,7 +1206,15 @@ fn blockwise_drawing<P: Pos>(
         )));
     }
     let t = std::time::Instant::now();
-    let sample = DcSample::new(text, v)?;
+    let sample = match sample {
+        Some(s) if s.n == n && s.cover.v == v => s,
+        Some(_) => {
+            return Err(Error::SuffixArray(
+                "blockwise: a sample of another text or period (a bug)".into(),
+            ));
+        }
+        None => DcSample::new(text, v)?,
+    };
     let mut summary = Summary {
         sample_bytes: sample.bytes(),
         sample_seconds: t.elapsed().as_secs_f64(),
@@ -1493,14 +1634,23 @@ mod tests {
         let summary = crate::thread_pool(threads)
             .unwrap()
             .install(|| {
-                blockwise_drawing::<P>(&t, v, max_part, min_splitters, sorter, ALL, &mut |p, at| {
-                    assert!(!p.is_empty() && p.len() <= max_part);
-                    assert_eq!(at.before, out.iter().map(|p| p.len()).sum::<usize>());
-                    assert_eq!(at.parts, out.len());
-                    assert!(at.planned > at.parts);
-                    out.push(p.iter().map(|x| x.to_u64()).collect());
-                    Ok(())
-                })
+                blockwise_drawing::<P>(
+                    &t,
+                    v,
+                    max_part,
+                    min_splitters,
+                    sorter,
+                    ALL,
+                    None,
+                    &mut |p, at| {
+                        assert!(!p.is_empty() && p.len() <= max_part);
+                        assert_eq!(at.before, out.iter().map(|p| p.len()).sum::<usize>());
+                        assert_eq!(at.parts, out.len());
+                        assert!(at.planned > at.parts);
+                        out.push(p.iter().map(|x| x.to_u64()).collect());
+                        Ok(())
+                    },
+                )
             })
             .unwrap();
         assert_eq!(summary.parts, out.len());
@@ -1542,6 +1692,38 @@ mod tests {
             let text: Vec<u8> = text.into_iter().map(|c| c % sigma).collect();
             for v in [4, 8, 64] {
                 check_sample(&text, v);
+            }
+        }
+    }
+
+    /// The sample of a group of `ranks` processes: every rank's share,
+    /// then the whole from them (as every rank does after an all-gather).
+    fn shared_sample(text: &PackedText, v: usize, ranks: usize) -> DcSample {
+        let shares = (0..ranks)
+            .map(|r| DcSample::share_sorted(text, v, ranks, r).unwrap())
+            .collect();
+        DcSample::from_shares(text, v, shares).unwrap()
+    }
+
+    /// A group's sample has the ranks of one process's, for any group.
+    #[test]
+    fn shared_sample_equals_the_sample() {
+        let mut seed = 3u64;
+        let mut texts = hard_texts();
+        texts.push((0..5000).map(|_| (xorshift(&mut seed) % 4) as u8).collect());
+        for text in texts {
+            let t = PackedText::from_codes(&text);
+            for v in [4, 8, 64] {
+                let want = DcSample::new(&t, v).unwrap();
+                for ranks in [1, 2, 3, 7] {
+                    let got = shared_sample(&t, v, ranks);
+                    assert_eq!(
+                        got.rank,
+                        want.rank,
+                        "v {v}, {ranks} ranks, {} bases",
+                        text.len()
+                    );
+                }
             }
         }
     }
@@ -1665,7 +1847,7 @@ mod tests {
                             .install(|| {
                                 blockwise_share::<u32>(
                                     &t,
-                                    v,
+                                    DcSample::new(&t, v).unwrap(),
                                     max_part,
                                     share.clone(),
                                     &mut |p, at| {
