@@ -1184,6 +1184,7 @@ pub fn blockwise_share<P: Pos>(
 /// [`blockwise`] where a split draws up to `max(min_splitters, max_part)`
 /// splitters (tests draw few, to split pieces again), and the parts are
 /// sorted by `sorter` when there is one.
+#[allow(clippy::too_many_arguments)]
 fn blockwise_drawing<P: Pos>(
     text: &PackedText,
     v: usize,
