@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Plots `mpirun -np P fmalign index --distributed` runs as one SVG (no dependencies).
 
+For the prefix-doubling runs of 2026-11-21 (docs/data/dist, written by the
+bench-dist.sh of then); today's scripts/bench-dist.sh writes one line per
+algorithm and P, plotted by scripts/plot-dist-algorithms.py.
+
 Reads DATA_DIR/summary.tsv (header; np, wall_s, max_rss_mb,
 sent_bytes_per_base_per_rank, then the slowest rank's seconds per phase: scan,
 read, sa, bwt+occ, reversed, write) and DATA_DIR/phases.tsv (no header; np,
