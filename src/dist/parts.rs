@@ -1,13 +1,15 @@
 //! `fmalign index --distributed` over the parts of the bounded build (issue
-//! 21): every rank holds the whole text at 2 bits per base, ranks its own
-//! copy of the difference-cover sample, and sorts only the parts whose
-//! first suffix falls in its share of the suffix order
+//! 21): every rank holds the whole text at 2 bits per base, the ranks sort
+//! the difference-cover sample together, and each sorts only the parts
+//! whose first suffix falls in its share of the suffix order
 //! ([`blockwise_share`]); the parts are those of the single-process build in
 //! parts ([`crate::index::bounded`]) with the same `max_part`, so every
-//! suffix is sorted by exactly one rank. Nothing of the text or the suffix
-//! array crosses the network: the ranks exchange a few numbers per rank (the
-//! BWT counts of each share, the superblock counts, the bits of the Occ
-//! line that two ranks share) and the pieces' CRCs.
+//! suffix is sorted by exactly one rank. Neither the text nor the suffix
+//! array crosses the network: the ranks exchange the sample's shares (4
+//! bytes and a bit per sampled suffix, 0.23 bytes per base at v = 512), a
+//! few numbers per rank (the BWT counts of each share, the superblock
+//! counts, the bits of the Occ line that two ranks share) and the pieces'
+//! CRCs.
 //!
 //! 1. **scan** (rank 0, [`super::index`]) and the choice of algorithm
 //!    ([`super::build`]);
@@ -15,9 +17,14 @@
 //!    ([`crate::scan::read_packed`]); rank 0 creates the temporary file at
 //!    its final length (the section lengths are known from `n`), every rank
 //!    writes its share of PAC;
-//! 3. **sample**, **sort** — [`blockwise_share`]: each part's BWT bases go
-//!    to a packed buffer (the rank's share of `B`, a quarter byte per
-//!    suffix), its sampled SA rows straight to the file;
+//! 3. **sample** — each rank sorts the sampled suffixes of its share of the
+//!    k-mer buckets by their first `v` bases
+//!    ([`DcSample::share_sorted`]); the shares are all-gathered and every
+//!    rank runs the doubling rounds over the suffixes still tied
+//!    ([`DcSample::from_shares`]);
+//!    **sort** — [`blockwise_share`]: each part's BWT bases go to a packed
+//!    buffer (the rank's share of `B`, a quarter byte per suffix), its
+//!    sampled SA rows straight to the file;
 //! 4. **tables** — the counts of every rank's share (an all-gather) place
 //!    each share in `B`; superblock counts are computed by the rank that
 //!    holds their line and all-gathered; a line that starts in one rank's
