@@ -1,0 +1,271 @@
+//! The options of `fmalign map` (what to report, how to search, pairs,
+//! the output format) and the counts a run reports.
+
+use crate::device::{Device, Ran};
+use crate::error::{Error, Result};
+use crate::fastq::{PairSource, ReadSource};
+#[cfg(not(feature = "gpu"))]
+use crate::fm::Interval;
+use crate::pair::Window;
+
+#[cfg(feature = "gpu")]
+use super::cuda;
+
+/// How many alignments to report per read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Report {
+    /// One primary record; alternatives in XA.
+    Best,
+    /// Up to N records (primary + N-1 with flag 0x100).
+    UpTo(usize),
+    /// Every hit.
+    All,
+}
+
+/// How `-v K` searches (all give the same alignments; `verify` is the
+/// fastest, the others are kept for benchmarks and as cross-checks).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SearchMode {
+    /// Seed and verify, search schemes for repeated seeds.
+    #[default]
+    Verify,
+    /// Bidirectional search schemes only.
+    Schemes,
+    /// Backtracking over the text's index alone.
+    Backtrack,
+}
+
+impl crate::Choice for SearchMode {
+    const ALL: &'static [Self] = &[
+        SearchMode::Verify,
+        SearchMode::Schemes,
+        SearchMode::Backtrack,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            SearchMode::Verify => "verify",
+            SearchMode::Schemes => "schemes",
+            SearchMode::Backtrack => "backtrack",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            SearchMode::Verify => "Seed and verify, search schemes for repeated seeds",
+            SearchMode::Schemes => "Bidirectional search schemes only",
+            SearchMode::Backtrack => "Backtracking over the text's index alone",
+        }
+    }
+}
+
+/// Options of `fmalign map`.
+#[derive(Clone, Debug)]
+pub struct MapConfig {
+    /// Worker threads.
+    pub threads: usize,
+    /// Records per read.
+    pub report: Report,
+    /// Bases per batch.
+    pub batch_bases: usize,
+    /// XA lists alternatives only when a read has at most this many hits.
+    pub max_xa: usize,
+    /// k of the k-mer table that starts each search (0: none).
+    pub kmer: u32,
+    /// Without `-a`, a read with more suffix-array rows than this (both
+    /// strands) is not located in full: the reported hits are found from a
+    /// start chosen by the read name, and X0 counts the rows.
+    pub max_locate: u64,
+    /// Substitutions allowed over the whole read (`-v`, 0..=3).
+    pub mismatches: u8,
+    /// Report only the best stratum (`--strata`).
+    pub strata: bool,
+    /// Search method for `-v K` (hidden option `--search`).
+    pub search: SearchMode,
+    /// Where to search (`--device`): the GPU for exact mapping when present.
+    pub device: Device,
+    /// SAM text or BAM.
+    pub format: OutputFormat,
+}
+
+/// Options of paired-end mapping.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PairConfig {
+    /// Orientation of a proper pair (`--fr`, `--rf`, `--ff`).
+    pub orientation: crate::pair::Orientation,
+    /// `-I`: shortest fragment of a proper pair.
+    pub min_insert: Option<u64>,
+    /// `-X`: longest; with neither, the window is estimated.
+    pub max_insert: Option<u64>,
+}
+
+impl PairConfig {
+    /// An error when `-I` is larger than `-X`.
+    pub fn check(&self) -> Result<()> {
+        match (self.min_insert, self.max_insert) {
+            (Some(min), Some(max)) if min > max => {
+                Err(Error::Usage(format!("-I {min} is larger than -X {max}")))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The window given on the command line, if any (`-I` alone keeps the
+    /// default longest fragment).
+    pub fn given_window(&self) -> Option<Window> {
+        match (self.min_insert, self.max_insert) {
+            (None, None) => None,
+            (min, max) => Some(Window {
+                min: min.unwrap_or(0),
+                max: max.unwrap_or(crate::pair::DEFAULT_WINDOW.max),
+            }),
+        }
+    }
+}
+
+/// Where reads come from.
+pub enum Reads {
+    /// Single-end reads.
+    Single(ReadSource),
+    /// Pairs (two files, or one interleaved) and how they pair.
+    Paired(PairSource, PairConfig),
+}
+
+impl Reads {
+    /// How the mates pair, for paired reads.
+    pub fn pairing(&self) -> Option<&PairConfig> {
+        match self {
+            Reads::Single(_) => None,
+            Reads::Paired(_, p) => Some(p),
+        }
+    }
+}
+
+/// What `map` writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// SAM text.
+    #[default]
+    Sam,
+    /// BAM: the same records, encoded by noodles-bam on the worker threads,
+    /// BGZF blocks at fixed offsets compressed in parallel.
+    Bam,
+}
+
+impl crate::Choice for OutputFormat {
+    const ALL: &'static [Self] = &[OutputFormat::Sam, OutputFormat::Bam];
+
+    fn name(self) -> &'static str {
+        match self {
+            OutputFormat::Sam => "sam",
+            OutputFormat::Bam => "bam",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            OutputFormat::Sam => "SAM text",
+            OutputFormat::Bam => {
+                "BAM: the same records, encoded by noodles-bam on the worker threads, BGZF blocks at fixed offsets compressed in parallel"
+            }
+        }
+    }
+}
+
+impl MapConfig {
+    /// Records a read can get at most.
+    pub(super) fn records_per_read(&self) -> usize {
+        match self.report {
+            Report::Best => 1,
+            Report::UpTo(n) => n,
+            Report::All => usize::MAX,
+        }
+    }
+
+    /// Reads with more rows than this are sampled, not located in full.
+    pub(super) fn locate_cap(&self) -> u64 {
+        match self.report {
+            Report::All => u64::MAX,
+            _ => self
+                .max_locate
+                .max(self.records_per_read() as u64)
+                .max(self.max_xa as u64),
+        }
+    }
+}
+
+impl Default for MapConfig {
+    fn default() -> Self {
+        MapConfig {
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            report: Report::Best,
+            batch_bases: 10_000_000,
+            max_xa: 3,
+            kmer: crate::kmer::DEFAULT_K,
+            max_locate: 100_000,
+            mismatches: 0,
+            strata: false,
+            search: SearchMode::Verify,
+            device: Device::Auto,
+            format: OutputFormat::Sam,
+        }
+    }
+}
+
+/// The device searching exact reads (`--device gpu`): the FM-index in
+/// device memory; an uninhabited stand-in without the `gpu` feature.
+#[cfg(feature = "gpu")]
+pub type Dev = cuda::DeviceIndex;
+/// The device searching exact reads: none without the `gpu` feature.
+#[cfg(not(feature = "gpu"))]
+pub enum Dev {}
+
+#[cfg(not(feature = "gpu"))]
+impl Dev {
+    pub(super) fn exact(&self, _: &[&[u8]]) -> Result<Vec<[Interval; 2]>> {
+        match *self {}
+    }
+    pub(super) fn locate(&self, _: &[u64]) -> Result<Vec<u64>> {
+        match *self {}
+    }
+}
+
+/// Counters of a mapping run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MapStats {
+    /// Reads seen.
+    pub reads: u64,
+    /// Bases seen.
+    pub bases: u64,
+    /// Reads with at least one hit.
+    pub mapped: u64,
+    /// Records written for hits (primary and secondary).
+    pub alignments: u64,
+    /// Pairs seen (paired input).
+    pub pairs: u64,
+    /// Pairs mapped as proper pairs (flag 0x2).
+    pub proper: u64,
+    /// Chunks the GPU failed on, mapped on the CPU instead.
+    pub gpu_fallbacks: u64,
+    /// Suffix-array rows located (turned into text positions), on either
+    /// device; outside `-a` at most `--max-locate` per read.
+    pub located: u64,
+    /// Where reads were searched.
+    pub device: Ran,
+    /// One-line notices (why the GPU was not used).
+    pub notices: Vec<String>,
+}
+
+impl MapStats {
+    pub(super) fn add(&mut self, other: &MapStats) {
+        self.reads += other.reads;
+        self.bases += other.bases;
+        self.mapped += other.mapped;
+        self.alignments += other.alignments;
+        self.pairs += other.pairs;
+        self.proper += other.proper;
+        self.notices.extend(other.notices.iter().cloned());
+        self.gpu_fallbacks += other.gpu_fallbacks;
+        self.located += other.located;
+    }
+}

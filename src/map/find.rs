@@ -1,0 +1,423 @@
+//! Finding a batch's hits: interleaved backward search of both strands
+//! (exact, or `-v K` through [`crate::search`]), locate with the
+//! `--max-locate` cap, the segment filter.
+
+use crate::dna;
+use crate::fm::{BackwardSearch, EMPTY, FmIndex, Interval, RankIndex};
+use crate::index::Index;
+use crate::kmer::KmerTable;
+use crate::read::{Hit, Strand};
+use crate::search::{self, BiIndex, Found};
+use crate::segments::Segments;
+
+use super::*;
+
+/// Searches in flight at once: enough independent Occ-line loads to hide
+/// memory latency (measured in docs/BENCHMARKS.md).
+pub(super) const INTERLEAVE: usize = 64;
+
+/// Backward search of every read on both strands, `INTERLEAVE` searches in
+/// lockstep ([`RankIndex::backward_search_many`]). Each search starts with
+/// the k-mer table (reads of at least k bases). Returns `[forward, reverse]`
+/// intervals per read (empty for reads that cannot match) and the number of
+/// backward steps, counting k for each table lookup.
+pub fn search_intervals(
+    fm: &RankIndex<'_>,
+    table: &KmerTable,
+    reads: &[&[u8]],
+) -> (Vec<[Interval; 2]>, u64) {
+    let mut out = vec![[EMPTY; 2]; reads.len()];
+    let k = table.k() as usize;
+    let searches = reads
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| dna::is_acgt(r))
+        .flat_map(|(i, _)| Strand::BOTH.map(|s| (i, s)))
+        .map(|(i, strand)| {
+            let seq = reads[i];
+            let rev = strand.is_reverse();
+            let (matched, iv) = if k == 0 || seq.len() < k {
+                (0, fm.full())
+            } else {
+                let code = (0..k).fold(0usize, |acc, d| {
+                    acc << 2 | dna::code_from_end(seq, rev, k - 1 - d) as usize
+                });
+                (k, table.get(code))
+            };
+            BackwardSearch {
+                // Read and strand in one word (a smaller slot).
+                job: 2 * i + strand as usize,
+                len: seq.len(),
+                matched,
+                iv,
+            }
+        });
+    let mut steps = 0u64;
+    fm.backward_search_many(
+        INTERLEAVE,
+        searches,
+        |job, d| dna::code_from_end(reads[job / 2], job % 2 == 1, d),
+        |s| {
+            out[s.job / 2][s.job % 2] = s.iv;
+            steps += s.matched as u64;
+        },
+    );
+    (out, steps)
+}
+
+/// Backward-search steps and matching rows (both strands) of a set of reads,
+/// without locate: the counting benchmark of `benches/search.rs`.
+pub fn count_steps(fm: &RankIndex<'_>, table: &KmerTable, reads: &[&[u8]]) -> (u64, u64) {
+    let (ivs, steps) = search_intervals(fm, table, reads);
+    (steps, ivs.iter().map(|[f, r]| f.len() + r.len()).sum())
+}
+
+/// A read's alignments before locate, per strand (forward, reverse): row
+/// intervals of the text's index with their mismatch counts, and text
+/// positions already located and verified (`-v K`), with theirs.
+#[derive(Clone, Debug, Default)]
+pub struct Strands {
+    /// Row intervals per strand.
+    pub rows: [Vec<Found>; 2],
+    /// (text position, mismatches) per strand.
+    pub pos: [Vec<(u64, u8)>; 2],
+}
+
+impl Strands {
+    pub(super) fn exact([f, r]: [Interval; 2]) -> Strands {
+        Strands {
+            rows: [as_found(f), as_found(r)],
+            pos: Default::default(),
+        }
+    }
+}
+
+/// Seeds with at most this many occurrences are verified against the text
+/// instead of extended with the search schemes (docs/ALGORITHMS.md).
+pub const VERIFY_MAX: u64 = 8;
+
+pub(super) fn as_found(iv: Interval) -> Vec<Found> {
+    if iv.is_empty() {
+        Vec::new()
+    } else {
+        vec![Found {
+            rows: iv,
+            mismatches: 0,
+        }]
+    }
+}
+
+/// Rows (occurrences) of a read on both strands.
+pub(super) fn rows_of(s: &Strands) -> u64 {
+    s.rows.iter().flatten().map(|f| f.rows.len()).sum::<u64>()
+        + s.pos.iter().map(|p| p.len() as u64).sum::<u64>()
+}
+
+/// The intervals of every read: the interleaved exact search for `k == 0`,
+/// the bidirectional search schemes of [`crate::search`] otherwise (the
+/// reverse strand is the reverse complement; N is a mismatch).
+pub fn find_many(
+    bi: &BiIndex<'_>,
+    pac: &[u8],
+    table: &KmerTable,
+    reads: &[&[u8]],
+    k: u8,
+    mode: SearchMode,
+) -> Vec<Strands> {
+    if k == 0 {
+        let (ivs, _) = search_intervals(&bi.fwd, table, reads);
+        return ivs.into_iter().map(Strands::exact).collect();
+    }
+    // Both strands of every read: the read's codes and their reverse complement.
+    let codes: Vec<Vec<u8>> = reads
+        .iter()
+        .flat_map(|seq| {
+            let fwd = dna::codes(seq);
+            let rev = dna::reverse_complement(&fwd);
+            [fwd, rev]
+        })
+        .collect();
+    let patterns: Vec<&[u8]> = codes.iter().map(|c| c.as_slice()).collect();
+    let found: Vec<search::Verified> = match mode {
+        // All patterns searched together (interleaved).
+        SearchMode::Verify => {
+            search::search_verify_many(bi, pac, &patterns, k, VERIFY_MAX, INTERLEAVE)
+        }
+        SearchMode::Schemes | SearchMode::Backtrack => patterns
+            .iter()
+            .map(|pat| {
+                let mut rows = Vec::new();
+                if mode == SearchMode::Schemes {
+                    search::search(bi, pat, k, &mut rows);
+                } else {
+                    search::backtrack(&bi.fwd, pat, k, &mut rows);
+                }
+                (rows, Vec::new())
+            })
+            .collect(),
+    };
+    let mut found = found.into_iter();
+    reads
+        .iter()
+        .map(|_| {
+            let (fr, fp) = found.next().expect("forward strand");
+            let (rr, rp) = found.next().expect("reverse strand");
+            Strands {
+                rows: [fr, rr],
+                pos: [fp, rp],
+            }
+        })
+        .collect()
+}
+
+/// Exact hits of many reads: interleaved backward search, then interleaved
+/// locate of every matching row, then the segment filter. `hits[k]` are read
+/// `k`'s hits sorted by contig, position and strand.
+pub fn exact_hits_many(
+    fm: &FmIndex<'_>,
+    table: &KmerTable,
+    segments: &Segments,
+    reads: &[&[u8]],
+) -> Vec<Vec<Hit>> {
+    let (ivs, _) = search_intervals(fm, table, reads);
+    let found: Vec<Strands> = ivs.into_iter().map(Strands::exact).collect();
+    locate_all(fm, segments, reads, &found, |_| true)
+}
+
+/// Hits with at most `k` mismatches of many reads (both strands), sorted by
+/// mismatches, contig, position and strand.
+pub fn hits_many(index: &Index, reads: &[&[u8]], k: u8) -> Vec<Vec<Hit>> {
+    let bi = BiIndex {
+        fwd: index.fm(),
+        rev: index.rev_fm(),
+    };
+    let table = KmerTable::new(&bi.fwd, 0);
+    let found = find_many(&bi, index.pac(), &table, reads, k, SearchMode::Verify);
+    locate_all(&bi.fwd, &index.segments, reads, &found, |_| true)
+}
+
+/// Locates every row of the reads for which `wanted(k)` holds (all in one
+/// interleaved pass) and keeps the hits inside one segment, sorted; other
+/// reads get no hits here.
+pub(super) fn locate_all(
+    fm: &FmIndex<'_>,
+    segments: &Segments,
+    reads: &[&[u8]],
+    found: &[Strands],
+    wanted: impl Fn(usize) -> bool,
+) -> Vec<Vec<Hit>> {
+    locate_all_on(fm, None, segments, reads, found, wanted).hits
+}
+
+/// What [`locate_all_on`] found, and where.
+pub(super) struct Located {
+    /// Each read's hits.
+    pub(super) hits: Vec<Vec<Hit>>,
+    /// Rows located.
+    pub(super) rows: u64,
+    /// The device failed and the CPU located the rows instead.
+    pub(super) cpu_fallback: bool,
+}
+
+/// [`locate_all`], the rows located on `dev` when given (on the CPU if it
+/// fails).
+pub(super) fn locate_all_on(
+    fm: &FmIndex<'_>,
+    dev: Option<&Dev>,
+    segments: &Segments,
+    reads: &[&[u8]],
+    found: &[Strands],
+    wanted: impl Fn(usize) -> bool,
+) -> Located {
+    let mut rows = Vec::new();
+    for (k, st) in found.iter().enumerate() {
+        if wanted(k) {
+            for f in st.rows.iter().flatten() {
+                rows.extend(f.rows.lo..f.rows.hi);
+            }
+        }
+    }
+    let mut fell_back = false;
+    let mut pos = match dev.map(|d| d.locate(&rows)) {
+        Some(Ok(p)) => p,
+        Some(Err(_)) => {
+            fell_back = true;
+            Vec::new()
+        }
+        None => Vec::new(),
+    };
+    if pos.len() != rows.len() {
+        fm.locate_many(&rows, INTERLEAVE, &mut pos);
+    }
+    let mut at = 0;
+    let mut out = Vec::with_capacity(reads.len());
+    for (k, (seq, st)) in reads.iter().zip(found).enumerate() {
+        let mut hits = Vec::new();
+        if wanted(k) {
+            let len = seq.len() as u64;
+            let mut keep = |p: u64, nm: u8, strand: Strand| {
+                if let Some((contig, pos)) = segments.resolve(p, len) {
+                    hits.push(Hit {
+                        nm,
+                        contig,
+                        pos,
+                        rev: strand.is_reverse(),
+                        text_pos: p,
+                    });
+                }
+            };
+            for strand in Strand::BOTH {
+                for f in &st.rows[strand as usize] {
+                    let n = f.rows.len() as usize;
+                    for &p in &pos[at..at + n] {
+                        keep(p, f.mismatches, strand);
+                    }
+                    at += n;
+                }
+                for &(p, nm) in &st.pos[strand as usize] {
+                    keep(p, nm, strand);
+                }
+            }
+            // A verified seed and a searched one can find the same alignment.
+            hits.sort_unstable();
+            hits.dedup();
+        }
+        out.push(hits);
+    }
+    Located {
+        hits: out,
+        rows: rows.len() as u64,
+        cpu_fallback: fell_back,
+    }
+}
+
+/// Rows in the best stratum (fewest mismatches) and in the next one.
+pub(super) fn strata_rows(st: &Strands) -> (u64, u64) {
+    let mut per = [0u64; search::MAX_MISMATCHES as usize + 1];
+    for f in st.rows.iter().flatten() {
+        per[f.mismatches as usize] += f.rows.len();
+    }
+    for &(_, nm) in st.pos.iter().flatten() {
+        per[nm as usize] += 1;
+    }
+    let mut present = per.iter().copied().filter(|&r| r > 0);
+    (present.next().unwrap_or(0), present.next().unwrap_or(0))
+}
+
+/// Candidates of [`sample_hits`]: the rows of one interval, or one text
+/// position already located and verified.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Candidates {
+    /// Mismatches.
+    pub(super) nm: u8,
+    /// The strand they are on.
+    pub(super) strand: Strand,
+    /// Suffix-array rows, or (`located`) the one text position `lo`.
+    pub(super) rows: Interval,
+    /// `rows.lo` is a text position, not a row.
+    pub(super) located: bool,
+}
+
+/// A read over the locate cap, sampled: its hits and the rows located.
+pub(super) struct Sample {
+    /// Hits inside one segment, the first one found first.
+    pub(super) hits: Vec<Hit>,
+    /// Rows located to find them.
+    pub(super) located: u64,
+}
+
+/// For a read with more rows than the locate cap: tries candidates in
+/// stratum order (fewest mismatches first) from `start` within the best
+/// stratum, wrapping, until `want` hits inside one segment are found or
+/// `max_tries` candidates (located rows, at most) have been tried: the cap
+/// bounds the work, also when most rows straddle a junction and do not
+/// resolve. Deterministic for a given read and index.
+pub(super) fn sample_hits(
+    fm: &FmIndex<'_>,
+    segments: &Segments,
+    len: usize,
+    st: &Strands,
+    start: u64,
+    want: usize,
+    max_tries: u64,
+) -> Sample {
+    let mut parts: Vec<Candidates> = Vec::new();
+    for strand in Strand::BOTH {
+        parts.extend(st.rows[strand as usize].iter().map(|f| Candidates {
+            nm: f.mismatches,
+            strand,
+            rows: f.rows,
+            located: false,
+        }));
+        parts.extend(st.pos[strand as usize].iter().map(|&(p, nm)| Candidates {
+            nm,
+            strand,
+            rows: Interval { lo: p, hi: p + 1 },
+            located: true,
+        }));
+    }
+    parts.sort_unstable_by_key(|c| (c.nm, c.strand, c.located, c.rows.lo));
+    let total: u64 = parts.iter().map(|c| c.rows.len()).sum();
+    let mut out = Sample {
+        hits: Vec::with_capacity(want),
+        located: 0,
+    };
+    for t in 0..total.min(max_tries) {
+        let mut idx = (start + t) % total;
+        let (c, row) = parts
+            .iter()
+            .find_map(|c| {
+                if idx < c.rows.len() {
+                    Some((c, c.rows.lo + idx))
+                } else {
+                    idx -= c.rows.len();
+                    None
+                }
+            })
+            .expect("idx < total");
+        let p = if c.located {
+            row
+        } else {
+            out.located += 1;
+            fm.locate(row)
+        };
+        let rev = c.strand.is_reverse();
+        if out.hits.iter().any(|h| h.text_pos == p && h.rev == rev) {
+            continue;
+        }
+        if let Some((contig, pos)) = segments.resolve(p, len as u64) {
+            out.hits.push(Hit {
+                nm: c.nm,
+                contig,
+                pos,
+                rev,
+                text_pos: p,
+            });
+            if out.hits.len() == want {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// A read's hits as the formatter gets them.
+pub(super) enum ReadHits {
+    /// Every hit, sorted (best stratum first).
+    All(Vec<Hit>),
+    /// Over the locate cap: `hits` were found from a start chosen by the read
+    /// name (the first is the primary); `best` and `next` count the rows of
+    /// the best stratum and the next one.
+    Sampled {
+        hits: Vec<Hit>,
+        best: u64,
+        next: u64,
+    },
+}
+
+/// Exact hits of one read on both strands (no k-mer table).
+pub fn exact_hits(fm: &FmIndex<'_>, segments: &Segments, seq: &[u8]) -> Vec<Hit> {
+    exact_hits_many(fm, &KmerTable::new(fm, 0), segments, &[seq])
+        .pop()
+        .expect("one read")
+}
