@@ -140,6 +140,15 @@ fn pack8(x: u64) -> u64 {
     (y | (y >> 24)) & 0xFFFF
 }
 
+/// Up to 32 codes packed into a word, code `k` in bits `2k` (bits past the
+/// codes zero).
+fn pack_word(codes: &[u8]) -> u64 {
+    codes
+        .iter()
+        .enumerate()
+        .fold(0u64, |w, (k, &b)| w | (u64::from(b & 3) << (2 * k)))
+}
+
 /// A text of codes 0..=3 packed 32 bases to a `u64` word, base `i` in bits
 /// `2*(i%32)` of word `i/32`: on a little-endian machine its bytes are the
 /// PAC section ([`PackedText::pac`], the same bytes as [`pack`]). A quarter
@@ -168,14 +177,7 @@ impl PackedText {
 
     /// Packs codes 0..=3 (in parallel).
     pub fn from_codes(codes: &[u8]) -> Self {
-        let mut words: Vec<u64> = codes
-            .par_chunks(32)
-            .map(|c| {
-                c.iter()
-                    .enumerate()
-                    .fold(0u64, |w, (k, &b)| w | (u64::from(b & 3) << (2 * k)))
-            })
-            .collect();
+        let mut words: Vec<u64> = codes.par_chunks(32).map(pack_word).collect();
         words.push(0);
         PackedText {
             words,
@@ -234,14 +236,7 @@ impl PackedText {
             rest = &rest[1..];
         }
         let whole = rest.len() / 32 * 32;
-        let words: Vec<u64> = rest[..whole]
-            .par_chunks(32)
-            .map(|c| {
-                c.iter()
-                    .enumerate()
-                    .fold(0u64, |w, (k, &b)| w | (u64::from(b & 3) << (2 * k)))
-            })
-            .collect();
+        let words: Vec<u64> = rest[..whole].par_chunks(32).map(pack_word).collect();
         // The zero word past the end becomes the first new word.
         self.words.pop();
         self.words.extend_from_slice(&words);

@@ -65,6 +65,21 @@ static PREFIX_MASKS: [[u64; 6]; LINE_BASES as usize + 1] = {
 /// Each code repeated over a word.
 const PATTERN: [u64; 4] = [0, LOW, LOW << 1, u64::MAX];
 
+/// Counts of A, C, G, T among the first `valid` of the 32 bases of `w`
+/// (base `k` in bits `2k`, as in a line's words and a `PackedText`'s).
+#[inline]
+pub fn word_counts(w: u64, valid: usize) -> [u64; 4] {
+    let mask = if valid >= 32 {
+        LOW
+    } else {
+        LOW & ((1u64 << (2 * valid)) - 1)
+    };
+    PATTERN.map(|pat| {
+        let y = w ^ pat;
+        u64::from((!(y | (y >> 1)) & mask).count_ones())
+    })
+}
+
 impl OccLine {
     /// Per word, a mask of the bits of each base equal to `c` (its low bit).
     #[inline(always)]

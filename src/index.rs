@@ -236,7 +236,7 @@ pub fn resolve(path: &Path) -> Result<Resolved> {
 /// Texts of at least this many bases store 64-bit positions.
 pub const WIDE_THRESHOLD: u64 = u32::MAX as u64;
 
-pub(crate) const META_LEN: usize = 128;
+const META_LEN: usize = 128;
 pub(crate) const CONTIG_LEN: usize = 48;
 const HOLE_LEN: usize = 24;
 /// Header flag: positions are 64-bit.

@@ -101,12 +101,7 @@ pub(super) fn build_doubling<C: Comm>(
     fail: Option<usize>,
 ) -> Result<DistReport> {
     let read = |fasta: &Path, checkpoints: &[Checkpoint], n: u64, range: (u64, u64)| {
-        if fail == Some(comm.rank()) {
-            return Err(Error::input(
-                fasta,
-                "failure injected by FMALIGN_TEST_FAIL_RANK",
-            ));
-        }
+        super::injected_failure(fail, comm.rank(), fasta)?;
         read_windows(fasta, checkpoints, n, range)
     };
     // 2. This rank's windows of the text and of the reversed text, after

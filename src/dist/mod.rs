@@ -82,6 +82,18 @@ fn build_failing<C: Comm>(
     }
 }
 
+/// The failure of `rank` when it is the rank told to `fail` (tests of the
+/// failure path: [`build_with_fault`]), as a read error of `fasta` would be.
+fn injected_failure(fail: Option<usize>, rank: usize, fasta: &Path) -> Result<()> {
+    match fail {
+        Some(f) if f == rank => Err(Error::input(
+            fasta,
+            "failure injected by FMALIGN_TEST_FAIL_RANK",
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The algorithm [`build`] runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Choice {
@@ -110,12 +122,7 @@ fn single<C: Comm>(
     mut clock: index::Clock,
     fail: Option<usize>,
 ) -> Result<DistReport> {
-    if fail == Some(comm.rank()) {
-        return Err(Error::input(
-            fasta,
-            "failure injected by FMALIGN_TEST_FAIL_RANK",
-        ));
-    }
+    injected_failure(fail, comm.rank(), fasta)?;
     let reference = crate::scan::read_packed(fasta, cfg.threads)?;
     let cfg = IndexConfig {
         max_memory: limit,

@@ -52,9 +52,9 @@ use crate::build::c_from_counts;
 use crate::cleanup::{TempFile, temp_path, temp_path_for};
 use crate::dna::PackedText;
 use crate::error::{Error, Result};
-use crate::fm::{LINE_BASES, OccLine, SUPER_LINES};
-use crate::index::bounded;
-use crate::index::{FLAG_WIDE, IndexConfig, META_LEN, Meta, WIDE_THRESHOLD, encode_layout};
+use crate::fm::{LINE_BASES, OccLine, SUPER_LINES, word_counts};
+use crate::index::bounded::{self, BWT_BATCH, DOLLAR};
+use crate::index::{FLAG_WIDE, IndexConfig, Meta, WIDE_THRESHOLD, encode_layout};
 use crate::reference::Reference;
 use crate::sa::Pos;
 use crate::sa::blockwise::{At, DcSample, blockwise_share};
@@ -217,29 +217,6 @@ fn piece(out: &Out, section: SectionId, start: u64, bytes: &[u8]) -> Result<[u64
     p.finish()
 }
 
-/// The lengths of the sections, in [`SectionId::ALL`] order (as
-/// [`crate::index::bounded`] writes them), and the header flags.
-fn section_lengths(r: &Reference<PackedText>, wide: bool, shift: u32) -> (Vec<u64>, u32) {
-    let n = r.text.len() as u64;
-    let (contigs, names, holes) = encode_layout(&r.layout);
-    let lines = n / LINE_BASES + 1;
-    let supers = (lines - 1) / SUPER_LINES + 1;
-    let width = if wide { 8 } else { 4 };
-    let lens = vec![
-        META_LEN as u64,
-        contigs.len() as u64,
-        names.len() as u64,
-        holes.len() as u64,
-        n.div_ceil(4),
-        64 * lines,
-        32 * supers,
-        width * ((n >> shift) + 1),
-        64 * lines,
-        32 * supers,
-    ];
-    (lens, if wide { FLAG_WIDE } else { 0 })
-}
-
 /// The build in parts on every rank of `comm`, after the scan (`scanned` on
 /// rank 0) found `n` bases: see the module documentation. `fail`: a rank
 /// that fails on purpose while reading (tests).
@@ -259,12 +236,7 @@ pub(super) fn build<C: Comm>(
     let pool = crate::thread_pool(cfg.threads)?;
     // 2. The text on every rank (rank 0's failure is the input's: the
     // others only say that it failed).
-    let read = if fail == Some(me) {
-        Err(Error::input(
-            fasta,
-            "failure injected by FMALIGN_TEST_FAIL_RANK",
-        ))
-    } else {
+    let read = super::injected_failure(fail, me, fasta).and_then(|()| {
         crate::scan::read_packed(fasta, cfg.threads).and_then(|r| {
             if r.text.len() as u64 == n {
                 Ok(r)
@@ -278,11 +250,18 @@ pub(super) fn build<C: Comm>(
                 ))
             }
         })
-    };
+    });
     let reference = agreed(comm, read)?;
     let wide = cfg.wide || n >= WIDE_THRESHOLD;
     let shift = cfg.sa_sample.trailing_zeros();
-    let (lens, flags) = section_lengths(&reference, wide, shift);
+    let (contigs, names, holes) = encode_layout(&reference.layout);
+    let lens = bounded::section_lengths(
+        n,
+        if wide { 8 } else { 4 },
+        shift,
+        [&contigs, &names, &holes].map(|s| s.len() as u64),
+    );
+    let flags = if wide { FLAG_WIDE } else { 0 };
     let (o, guard) = open_output(comm, out, flags, &lens)?;
     let Reference {
         layout,
@@ -356,7 +335,6 @@ pub(super) fn build<C: Comm>(
             fwd.primary,
             rev.primary,
         );
-        let (contigs, names, holes) = encode_layout(&layout);
         let small = [
             (SectionId::Meta, meta.encode()),
             (SectionId::Contigs, contigs),
@@ -564,12 +542,6 @@ fn name(prefix: &str, phase: &str) -> &'static str {
         .expect("a phase of PHASES")
 }
 
-/// The BWT base of the row of `$` (suffix 0): no base of `B`.
-const DOLLAR: u8 = 4;
-
-/// Suffixes whose BWT bases are read at a time.
-const BWT_BATCH: usize = 1 << 20;
-
 /// This rank's rows of one direction as its parts come: their BWT bases
 /// (its share of `B`, packed) and its SSA rows (written as they come).
 struct Share<'o> {
@@ -641,24 +613,7 @@ impl Share<'_> {
         }
         let mut bases = std::mem::take(&mut self.bases);
         for batch in part.chunks(BWT_BATCH) {
-            bases.clear();
-            bases.resize(batch.len(), 0);
-            bases
-                .par_chunks_mut(1 << 14)
-                .zip(batch.par_chunks(1 << 14))
-                .for_each(|(out, ps)| {
-                    crate::dna::for_each_ahead(
-                        ps.len(),
-                        48,
-                        |j| text.prefetch((ps[j].to_u64() as usize).saturating_sub(1)),
-                        |i| {
-                            out[i] = match ps[i].to_u64() {
-                                0 => DOLLAR,
-                                p => text.get(p as usize - 1),
-                            }
-                        },
-                    );
-                });
+            bounded::bwt_bases(text, batch, &mut bases);
             match bases.iter().position(|&c| c == DOLLAR) {
                 Some(k) => {
                     self.primary = Some(self.row + k as u64);
@@ -680,25 +635,6 @@ impl Share<'_> {
         self.bases = bases;
         Ok(())
     }
-}
-
-/// Each code repeated over a word.
-const PATTERN: [u64; 4] = [0, LOW, LOW << 1, u64::MAX];
-const LOW: u64 = 0x5555_5555_5555_5555;
-
-/// Counts of A, C, G, T in 32 bases `w` (base `k` in bits `2k`), of which
-/// the first `valid` count.
-#[inline]
-fn word_counts(w: u64, valid: usize) -> [u64; 4] {
-    let mask = if valid >= 32 {
-        LOW
-    } else {
-        LOW & ((1u64 << (2 * valid)) - 1)
-    };
-    PATTERN.map(|pat| {
-        let y = w ^ pat;
-        u64::from((!(y | (y >> 1)) & mask).count_ones())
-    })
 }
 
 /// Counts of A, C, G, T in `b[from..to]`.

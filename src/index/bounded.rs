@@ -189,6 +189,28 @@ pub struct Progress {
 /// What a build calls after each part.
 pub type OnProgress<'p> = dyn FnMut(&Progress) + Send + 'p;
 
+/// The lengths of the sections of an index of `n` bases, in
+/// [`SectionId::ALL`] order, with SSA entries of `width` bytes every
+/// `2^shift` rows and the encoded CONTIGS, NAMES and HOLES of `small`
+/// bytes: known before anything is built (the build in parts streams the
+/// sections; the distributed build places them).
+pub(crate) fn section_lengths(n: u64, width: u64, shift: u32, small: [u64; 3]) -> [u64; 10] {
+    let lines = n / LINE_BASES + 1;
+    let supers = (lines - 1) / SUPER_LINES + 1;
+    [
+        META_LEN as u64,
+        small[0],
+        small[1],
+        small[2],
+        n.div_ceil(4),
+        64 * lines,
+        32 * supers,
+        width * ((n >> shift) + 1),
+        64 * lines,
+        32 * supers,
+    ]
+}
+
 /// Builds the index of `reference` by `plan` and writes it to `out`
 /// (through a temporary file renamed at the end).
 pub(super) fn build<P: Pos>(
@@ -211,20 +233,12 @@ pub(super) fn build<P: Pos>(
     };
     let shift = cfg.sa_sample.trailing_zeros();
     let (contigs, names, holes) = encode_layout(&layout);
-    let lines = n / LINE_BASES + 1;
-    let supers = (lines - 1) / SUPER_LINES + 1;
-    let lens = [
-        META_LEN as u64,
-        contigs.len() as u64,
-        names.len() as u64,
-        holes.len() as u64,
-        n.div_ceil(4),
-        64 * lines,
-        32 * supers,
-        u64::from(P::BYTES) * ((n >> shift) + 1),
-        64 * lines,
-        32 * supers,
-    ];
+    let lens = section_lengths(
+        n,
+        u64::from(P::BYTES),
+        shift,
+        [&contigs, &names, &holes].map(|s| s.len() as u64),
+    );
     let flags = if P::BYTES == 8 { FLAG_WIDE } else { 0 };
     let mut w = StreamWriter::new(&file, flags, lens);
     w.append(SectionId::Contigs, &contigs).map_err(io)?;
@@ -349,11 +363,36 @@ struct Tables {
 }
 
 /// The BWT base of the suffix at 0 (the row of `$`): no base in `B`.
-const DOLLAR: u8 = 4;
+pub(crate) const DOLLAR: u8 = 4;
 
 /// Suffixes of a part whose BWT bases are read at a time (a 1 MiB buffer,
 /// within [`FIXED`]).
-const BWT_BATCH: usize = 1 << 20;
+pub(crate) const BWT_BATCH: usize = 1 << 20;
+
+/// The BWT bases of the suffixes at `batch` into `bases` (its length
+/// becomes the batch's): the base before each, [`DOLLAR`] for the suffix at
+/// 0. Random reads of the text, prefetched a few ahead, in parallel.
+pub(crate) fn bwt_bases<P: Pos>(text: &PackedText, batch: &[P], bases: &mut Vec<u8>) {
+    const AHEAD: usize = 48;
+    bases.clear();
+    bases.resize(batch.len(), 0);
+    bases
+        .par_chunks_mut(1 << 14)
+        .zip(batch.par_chunks(1 << 14))
+        .for_each(|(out, ps)| {
+            crate::dna::for_each_ahead(
+                ps.len(),
+                AHEAD,
+                |j| text.prefetch((ps[j].to_u64() as usize).saturating_sub(1)),
+                |i| {
+                    out[i] = match ps[i].to_u64() {
+                        0 => DOLLAR,
+                        p => text.get(p as usize - 1),
+                    }
+                },
+            );
+        });
+}
 
 impl Tables {
     fn new(n: u64, wide: bool, shift: Option<u32>, occ: SectionId, ssa: SectionId) -> Self {
@@ -478,29 +517,10 @@ impl Tables {
         if self.row == 0 {
             self.start(text, w)?;
         }
-        // BWT bases, a batch at a time (no buffer the size of the part):
-        // random reads of the text, prefetched a few ahead.
+        // BWT bases, a batch at a time (no buffer the size of the part).
         let mut bases = std::mem::take(&mut self.bases);
-        const AHEAD: usize = 48;
         for batch in part.chunks(BWT_BATCH) {
-            bases.clear();
-            bases.resize(batch.len(), 0);
-            bases
-                .par_chunks_mut(1 << 14)
-                .zip(batch.par_chunks(1 << 14))
-                .for_each(|(out, ps)| {
-                    crate::dna::for_each_ahead(
-                        ps.len(),
-                        AHEAD,
-                        |j| text.prefetch((ps[j].to_u64() as usize).saturating_sub(1)),
-                        |i| {
-                            out[i] = match ps[i].to_u64() {
-                                0 => DOLLAR,
-                                p => text.get(p as usize - 1),
-                            }
-                        },
-                    );
-                });
+            bwt_bases(text, batch, &mut bases);
             // `B` skips the row of `$`.
             match bases.iter().position(|&c| c == DOLLAR) {
                 Some(k) => {

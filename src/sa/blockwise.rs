@@ -1159,7 +1159,7 @@ pub fn blockwise_sorted_by<P: Pos>(
 /// (a range larger than a part is split only when it overlaps `share`).
 /// Ranks that split `0..n` into shares emit every part exactly once, the
 /// same parts as [`blockwise`] with the same `max_part`. `sample` is the
-/// text's, made by [`DcSample::new_shared`] (or [`DcSample::new`]); its
+/// text's, made by [`DcSample::from_shares`] (or [`DcSample::new`]); its
 /// period is the period of the parts.
 pub fn blockwise_share<P: Pos>(
     text: &PackedText,
