@@ -14,6 +14,7 @@
 //! read, input, cleanup, fm) up to `map`: docs/ARCHITECTURE.md, "Module
 //! graph"; `tests/layers.rs` checks it.
 
+pub mod align;
 pub mod alloc;
 pub mod build;
 pub mod check;

@@ -42,9 +42,13 @@ const LAYERS: &[&str] = &[
     // knows the other), then the pipeline over them.
     "pair",
     "fastq",
+    // Affine-gap extension (CIGAR, NM, MD), below the records it fills.
+    "align",
     "sam",
     "kmer",
     "search",
+    // Seeds and chains for gapped alignment.
+    "seed",
     "map",
 ];
 
