@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use fmalign::Choice;
+use fmalign::align::Mode;
 use fmalign::device::Device;
 use fmalign::index::{DEFAULT_SA_SAMPLE, DistAlgorithm, IndexConfig};
 use fmalign::map::{MapConfig, OutputFormat, PairConfig, Report, SearchMode};
@@ -158,8 +159,14 @@ pub struct MapArgs {
     #[arg(short = 'a', long = "all")]
     pub all: bool,
     /// Allow up to K mismatches over the whole read, both strands (as bowtie -v K; N in a read is a mismatch)
-    #[arg(short = 'v', value_name = "K", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
-    pub mismatches: u8,
+    #[arg(short = 'v', value_name = "K", value_parser = clap::value_parser!(u8).range(0..=3))]
+    pub mismatches: Option<u8>,
+    /// Gapped alignment of the whole read: indels allowed, no clipping (bowtie2's default mode; AS:i at most 0)
+    #[arg(long = "end-to-end", conflicts_with = "local")]
+    pub end_to_end: bool,
+    /// Gapped local alignment: ends may be soft-clipped (as bwa mem; its scores), chimeric parts as supplementary records
+    #[arg(long)]
+    pub local: bool,
     /// Best alignments first, primary from the fewest mismatches (always on; accepted for bowtie compatibility)
     #[arg(long)]
     pub best: bool,
@@ -268,7 +275,14 @@ impl MapArgs {
             max_xa: self.max_xa,
             kmer: self.kmer,
             max_locate: self.max_locate,
-            mismatches: self.mismatches,
+            mismatches: self.mismatches.unwrap_or(0),
+            gapped: if self.end_to_end {
+                Some(Mode::EndToEnd)
+            } else if self.local {
+                Some(Mode::Local)
+            } else {
+                None
+            },
             strata: self.strata,
             search: self.search,
             device: self.device,
@@ -285,6 +299,28 @@ impl MapArgs {
                 }
             }),
         }
+    }
+
+    /// Options that do not go together, with the reason.
+    pub fn check(&self) -> anyhow::Result<()> {
+        let mode = if self.end_to_end {
+            "--end-to-end"
+        } else if self.local {
+            "--local"
+        } else {
+            return Ok(());
+        };
+        if let Some(k) = self.mismatches {
+            anyhow::bail!(
+                "-v {k} cannot be used with {mode}: -v counts the mismatches of ungapped alignments, {mode} scores gapped ones (AS:i); use one or the other"
+            );
+        }
+        if self.strata {
+            anyhow::bail!(
+                "--strata cannot be used with {mode}: strata are mismatch counts of -v; gapped alignments are ranked by score"
+            );
+        }
+        Ok(())
     }
 
     /// How mates pair, for paired input (READS2 or --interleaved); pair

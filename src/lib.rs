@@ -38,6 +38,7 @@ pub mod sa;
 pub mod sam;
 pub mod scan;
 pub mod search;
+pub mod seed;
 pub mod segments;
 
 pub use error::{Error, Result};

@@ -178,6 +178,7 @@ fn run_index_distributed(a: &IndexArgs, cfg: &IndexConfig, out: &Path) -> Result
 }
 
 fn run_map(a: MapArgs) -> Result<()> {
+    a.check()?;
     let cfg = a.config();
     let pairing = a.pairing()?;
     let t = Instant::now();

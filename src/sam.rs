@@ -8,6 +8,7 @@ use std::num::NonZeroUsize;
 use noodles_sam as sam;
 use sam::header::record::value::map::{self, Map, Program, ReferenceSequence};
 
+use crate::align::Op;
 use crate::dna::{self, COMPLEMENT, md5_hex, packed_base};
 use crate::error::{Error, Result};
 use crate::read::{Hit, ReadView};
@@ -256,6 +257,115 @@ pub fn push_mapped(
         }
     }
     out.push(b'\n');
+}
+
+/// One gapped alignment of a read (`--end-to-end`, `--local`) as a record
+/// shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Aligned {
+    /// Contig index.
+    pub contig: u32,
+    /// 0-based leftmost aligned reference base.
+    pub pos: u64,
+    /// Reverse strand.
+    pub rev: bool,
+    /// Alignment score (AS).
+    pub score: i32,
+    /// CIGAR of SEQ as written (soft clips included).
+    pub cigar: Vec<(Op, u32)>,
+    /// NM.
+    pub nm: u32,
+    /// MD:Z.
+    pub md: Vec<u8>,
+}
+
+impl Aligned {
+    /// Reference bases covered.
+    pub fn span(&self) -> u64 {
+        crate::align::ref_span(&self.cigar)
+    }
+
+    /// One past the last reference base covered.
+    pub fn end(&self) -> u64 {
+        self.pos + self.span()
+    }
+}
+
+/// What goes on a gapped record besides the alignment.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AlignedFields<'a> {
+    /// Flag bits besides strand and pair: 0x100 or 0x800.
+    pub flag: u16,
+    /// MAPQ.
+    pub mapq: u8,
+    /// XS:i, the best score of another alignment.
+    pub xs: Option<i32>,
+    /// SA:Z (the other parts of a chimeric read), without the tag.
+    pub sa: &'a [u8],
+}
+
+/// Appends the CIGAR text of `cigar`.
+pub fn push_cigar(out: &mut Vec<u8>, cigar: &[(Op, u32)]) {
+    for &(op, n) in cigar {
+        push_int(out, u64::from(n));
+        out.push(op.letter());
+    }
+}
+
+/// Writes a gapped record: CIGAR with M/I/D/S, NM:i, MD:Z, AS:i, XS:i, SA:Z.
+pub fn push_aligned(
+    out: &mut Vec<u8>,
+    read: &ReadView<'_>,
+    a: &Aligned,
+    f: AlignedFields<'_>,
+    mate: Option<&MateFields>,
+    layout: &Layout,
+) {
+    push_name(out, read.name);
+    out.push(b'\t');
+    push_int(
+        out,
+        u64::from(if a.rev { 16 } else { 0 } | f.flag | mate.map_or(0, |m| m.flag)),
+    );
+    out.push(b'\t');
+    out.extend_from_slice(layout.contigs[a.contig as usize].name.as_bytes());
+    out.push(b'\t');
+    push_int(out, a.pos + 1);
+    out.push(b'\t');
+    push_int(out, u64::from(f.mapq));
+    out.push(b'\t');
+    push_cigar(out, &a.cigar);
+    push_mate(out, mate, Some(a.contig), layout);
+    push_seq_qual(out, read, a.rev);
+    out.extend_from_slice(b"\tNM:i:");
+    push_int(out, u64::from(a.nm));
+    out.extend_from_slice(b"\tMD:Z:");
+    out.extend_from_slice(&a.md);
+    out.extend_from_slice(b"\tAS:i:");
+    out.extend_from_slice(itoa::Buffer::new().format(a.score).as_bytes());
+    if let Some(xs) = f.xs {
+        out.extend_from_slice(b"\tXS:i:");
+        out.extend_from_slice(itoa::Buffer::new().format(xs).as_bytes());
+    }
+    if !f.sa.is_empty() {
+        out.extend_from_slice(b"\tSA:Z:");
+        out.extend_from_slice(f.sa);
+    }
+    out.push(b'\n');
+}
+
+/// One SA:Z entry (`rname,pos,strand,CIGAR,mapQ,NM;`) for alignment `a`.
+pub fn push_sa_entry(out: &mut Vec<u8>, a: &Aligned, mapq: u8, layout: &Layout) {
+    out.extend_from_slice(layout.contigs[a.contig as usize].name.as_bytes());
+    out.push(b',');
+    push_int(out, a.pos + 1);
+    out.extend_from_slice(if a.rev { b",-," } else { b",+," });
+    push_cigar(out, &a.cigar);
+    out.push(b',');
+    push_int(out, u64::from(mapq));
+    out.push(b',');
+    push_int(out, u64::from(a.nm));
+    out.push(b';');
 }
 
 #[cfg(test)]

@@ -86,6 +86,9 @@ pub struct MapConfig {
     pub device: Device,
     /// SAM text or BAM.
     pub format: OutputFormat,
+    /// Gapped alignment (`--end-to-end`, `--local`); `None`: ungapped
+    /// (exact or `-v K`).
+    pub gapped: Option<crate::align::Mode>,
 }
 
 /// Options of paired-end mapping.
@@ -208,6 +211,7 @@ impl Default for MapConfig {
             search: SearchMode::Verify,
             device: Device::Auto,
             format: OutputFormat::Sam,
+            gapped: None,
         }
     }
 }

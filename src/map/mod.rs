@@ -31,6 +31,7 @@ use crate::search::BiIndex;
 mod choose;
 mod config;
 mod find;
+mod gapped;
 mod write;
 
 use choose::*;
@@ -122,6 +123,25 @@ fn process_batch(
     bam: Option<&noodles_sam::Header>,
     window: &mut Option<Window>,
 ) -> std::io::Result<(Vec<Vec<u8>>, MapStats)> {
+    if let Some(mode) = cfg.gapped {
+        let mut stats = MapStats::default();
+        let chunks = gapped::process_batch(
+            batch,
+            mates,
+            index,
+            cfg,
+            mode,
+            bam,
+            window,
+            &mut stats.notices,
+        )?;
+        let mut out = Vec::with_capacity(chunks.len());
+        for (text, st) in chunks {
+            out.push(text);
+            stats.add(&st);
+        }
+        return Ok((out, stats));
+    }
     // The device searches exact reads only (-v 0).
     let dev = dev.filter(|_| cfg.mismatches == 0);
     let bi = BiIndex {
@@ -268,7 +288,13 @@ fn estimate_window(
             fragments.push(f);
         }
     }
-    match crate::pair::estimate(&fragments) {
+    estimated_window(&fragments, want, notices)
+}
+
+/// The window from `fragments` (of the first `want` pairs), or the default
+/// with too few; what was found goes in `notices`.
+fn estimated_window(fragments: &[u64], want: usize, notices: &mut Vec<String>) -> Window {
+    match crate::pair::estimate(fragments) {
         Some(e) => {
             notices.push(format!(
                 "insert size from {} of the first {want} pairs: mean {:.1}, sd {:.1}; proper pairs {}..={} (set with -I/-X)",
@@ -303,6 +329,12 @@ pub fn map_reads<W: Write + Send>(
 ) -> Result<MapStats> {
     if let Reads::Paired(_, pairing) = &source {
         pairing.check()?;
+    }
+    if cfg.gapped.is_some() && !crate::align::cpu_supported() {
+        return Err(Error::Usage(
+            "--end-to-end and --local need a CPU with AVX2 (the SIMD this build's aligner uses)"
+                .into(),
+        ));
     }
     let pool = crate::thread_pool(cfg.threads)?;
     let (header, bam) = output_header(sam::header(&index.layout, command_line)?, cfg.format)
@@ -435,6 +467,12 @@ pub fn map_reads<W: Write + Send>(
 #[cfg(feature = "gpu")]
 fn open_device(index: &Index, cfg: &MapConfig, notices: &mut Vec<String>) -> Option<Dev> {
     if cfg.device == Device::Cpu {
+        return None;
+    }
+    if cfg.gapped.is_some() {
+        if cfg.device == Device::Gpu {
+            notices.push("gapped alignment runs on the CPU (not yet on the GPU)".into());
+        }
         return None;
     }
     if cfg.mismatches > 0 {

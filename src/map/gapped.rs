@@ -1,0 +1,700 @@
+//! Gapped alignment (`--end-to-end`, `--local`): a read's seeds on both
+//! strands ([`crate::seed`]) → located, chained → each chain's locus
+//! extended ([`crate::align`]) → duplicates dropped, best first → primary,
+//! MAPQ, XS, supplementary parts (local) → records. Pairs: each mate's
+//! alignments, the other mate rescued in the insert window of each good
+//! alignment, then the best proper pair by summed score against the best
+//! unpaired placement less [`PEN_UNPAIRED`].
+
+use crate::align::{self, Mode, Scoring};
+use crate::dna;
+use crate::fm::FmIndex;
+use crate::index::Index;
+use crate::pair::{Orientation, Window};
+use crate::read::{Hit, ReadView, base_name};
+use crate::sam::{self, Aligned, AlignedFields, MateFields};
+use crate::seed::{self, Anchor, Seed};
+
+use super::*;
+
+/// Reference bases added on each side of a chain's diagonal: the longest
+/// net indel an alignment can have.
+const BAND: u64 = 32;
+
+/// Chains extended per read at most.
+const MAX_CHAINS: usize = 20;
+
+/// Chains lighter than this fraction of the heaviest are not extended.
+const CHAIN_DROP: f64 = 0.3;
+
+/// Rows located for a read whose seeds are all repeats.
+const REPEAT_SAMPLE: u64 = 10;
+
+/// What an unpaired placement of the mates costs against a proper pair, in
+/// mismatches (bwa mem's 17 at its scores).
+const PEN_UNPAIRED_MISMATCHES: i32 = 3;
+
+/// MAPQ of a unique alignment far above any other.
+pub const MAPQ_MAX: u8 = 60;
+
+/// Alignments of a mate tried as anchors of a mate rescue.
+const RESCUE_FROM: usize = 3;
+
+/// Reference codes (0..=3, 4 in holes) of `contig` over `start..end`.
+pub(super) fn ref_window(index: &Index, contig: u32, start: u64, end: u64) -> Vec<u8> {
+    let mut out = vec![dna::NO_BASE; (end - start) as usize];
+    let segs = &index.segments.0;
+    let pac = index.pac();
+    let mut k = segs.partition_point(|s| (s.contig, s.contig_start + s.len) <= (contig, start));
+    while let Some(s) = segs.get(k) {
+        if s.contig != contig || s.contig_start >= end {
+            break;
+        }
+        let lo = s.contig_start.max(start);
+        let hi = (s.contig_start + s.len).min(end);
+        for p in lo..hi {
+            out[(p - start) as usize] = dna::packed_base(pac, s.text_start + (p - s.contig_start));
+        }
+        k += 1;
+    }
+    out
+}
+
+/// The gapped alignments of a read, best first (ties in reference order),
+/// none scoring below the mode's minimum, no two at one locus.
+pub(super) fn align_read(index: &Index, fm: &FmIndex<'_>, mode: Mode, seq: &[u8]) -> Vec<Aligned> {
+    let m = seq.len();
+    if m == 0 {
+        return Vec::new();
+    }
+    let fwd = dna::codes(seq);
+    let rc = dna::reverse_complement(&fwd);
+    let strands = [&fwd, &rc];
+    let mut seeds: [Vec<Seed>; 2] = Default::default();
+    for s in 0..2 {
+        seed::greedy_seeds(fm, strands[s], seed::MIN_SEED.min(m), &mut seeds[s]);
+    }
+    let rare = seeds
+        .iter()
+        .flatten()
+        .any(|s| s.rows.len() <= seed::MAX_OCC);
+    // Repeats only: a few rows of the longest seed (the same ones every run).
+    let longest = seeds
+        .iter()
+        .enumerate()
+        .flat_map(|(s, v)| v.iter().map(move |x| (s, *x)))
+        .max_by_key(|(s, x)| (x.len, std::cmp::Reverse(*s), std::cmp::Reverse(x.qpos)));
+    let mut wanted: Vec<(usize, Seed, u64)> = Vec::new();
+    for (s, v) in seeds.iter().enumerate() {
+        for x in v {
+            if x.rows.len() <= seed::MAX_OCC {
+                wanted.extend((x.rows.lo..x.rows.hi).map(|r| (s, *x, r)));
+            }
+        }
+    }
+    if !rare && let Some((s, x)) = longest {
+        let step = (x.rows.len() / REPEAT_SAMPLE).max(1);
+        wanted.extend((0..REPEAT_SAMPLE.min(x.rows.len())).map(|k| (s, x, x.rows.lo + k * step)));
+    }
+    let rows: Vec<u64> = wanted.iter().map(|w| w.2).collect();
+    let mut pos = Vec::new();
+    fm.locate_many(&rows, 16, &mut pos);
+    let mut anchors: Vec<Anchor> = wanted
+        .iter()
+        .zip(&pos)
+        .filter_map(|(&(s, x, _), &p)| {
+            let (contig, rpos) = index.segments.resolve(p, u64::from(x.len))?;
+            Some(Anchor {
+                rev: s == 1,
+                contig,
+                rpos,
+                qpos: x.qpos,
+                len: x.len,
+            })
+        })
+        .collect();
+    let chains = seed::chain(&mut anchors, m as u64 + BAND);
+    let Some(top) = chains.first() else {
+        return Vec::new();
+    };
+    let floor = (f64::from(top.weight) * CHAIN_DROP) as u32;
+    let min_score = Scoring::min_score(mode, m);
+    let mut out: Vec<Aligned> = Vec::new();
+    for c in chains.iter().take(MAX_CHAINS) {
+        if c.weight < floor {
+            break;
+        }
+        let a = c.best_anchor();
+        // A chain inside an alignment already found adds nothing.
+        let covered = out.iter().any(|x| {
+            x.rev == a.rev
+                && x.contig == a.contig
+                && x.pos <= a.rpos
+                && a.rpos + u64::from(a.len) <= x.end()
+        });
+        if covered {
+            continue;
+        }
+        let contig_len = index.layout.contigs[a.contig as usize].len;
+        let diag = a.diagonal();
+        let start = (diag - BAND as i64).max(0) as u64;
+        let end = ((diag + m as i64 + BAND as i64).max(0) as u64).min(contig_len);
+        if start >= end {
+            continue;
+        }
+        let window = ref_window(index, a.contig, start, end);
+        let codes = strands[usize::from(a.rev)];
+        if let Some(e) = align::extend(codes, &window, mode)
+            && e.score >= min_score
+        {
+            out.push(Aligned {
+                contig: a.contig,
+                pos: start + e.ref_start as u64,
+                rev: a.rev,
+                score: e.score,
+                cigar: e.cigar,
+                nm: e.nm,
+                md: e.md,
+            });
+        }
+    }
+    dedup(&mut out);
+    out
+}
+
+/// Best first, ties in reference order; an alignment overlapping a better
+/// one on the same strand by half its span is dropped.
+fn dedup(alns: &mut Vec<Aligned>) {
+    alns.sort_by(|a, b| {
+        b.score
+            .cmp(&a.score)
+            .then_with(|| (a.contig, a.pos, a.rev).cmp(&(b.contig, b.pos, b.rev)))
+    });
+    let mut kept: Vec<Aligned> = Vec::with_capacity(alns.len());
+    for a in alns.drain(..) {
+        let dup = kept.iter().any(|k| {
+            k.rev == a.rev && k.contig == a.contig && {
+                let ov = k.end().min(a.end()).saturating_sub(k.pos.max(a.pos));
+                2 * ov >= a.span().min(k.span()).max(1)
+            }
+        });
+        if !dup {
+            kept.push(a);
+        }
+    }
+    *alns = kept;
+}
+
+/// MAPQ of an alignment scoring `best` when another scores `second` (the
+/// mode's minimum when none does) and `equal_second` others score that too:
+/// 6 per mismatch's worth of score between them, scaled down for a best
+/// alignment near the minimum, less 4.343 ln(1 + equal_second), within
+/// 0..=60 (docs/ALGORITHMS.md, "MAPQ of gapped alignments").
+pub fn gapped_mapq(
+    mode: Mode,
+    len: usize,
+    best: i32,
+    second: Option<i32>,
+    equal_second: usize,
+) -> u8 {
+    let sc = Scoring::of(mode);
+    let floor = Scoring::min_score(mode, len);
+    let second = second.unwrap_or(floor).max(floor);
+    if second >= best {
+        return 0;
+    }
+    let unit = f64::from(sc.matched + sc.mismatch);
+    let mut q = 6.0 * f64::from(best - second) / unit;
+    let range = f64::from(sc.perfect(len) - floor).max(1.0);
+    q *= (f64::from(best - floor) / range).clamp(0.0, 1.0).sqrt();
+    q -= 4.343 * (1.0 + equal_second.saturating_sub(1) as f64).ln();
+    q.round().clamp(0.0, f64::from(MAPQ_MAX)) as u8
+}
+
+/// Read bases an alignment covers, in the read's own orientation.
+fn read_span(a: &Aligned, len: u32) -> (u32, u32) {
+    let (s, e) = match (a.cigar.first(), a.cigar.last()) {
+        (Some(&(align::Op::Soft, f)), Some(&(align::Op::Soft, l))) if a.cigar.len() > 1 => {
+            (f, len - l)
+        }
+        (Some(&(align::Op::Soft, f)), _) => (f, len),
+        (_, Some(&(align::Op::Soft, l))) => (0, len - l),
+        _ => (0, len),
+    };
+    if a.rev { (len - e, len - s) } else { (s, e) }
+}
+
+/// The alignment (index) that covers most of what `primary` leaves clipped:
+/// at least [`seed::MIN_SEED`] bases, overlapping it on the read by at most
+/// half of its own aligned bases.
+fn supplementary(alns: &[Aligned], primary: usize, len: u32) -> Option<usize> {
+    let p = &alns[primary];
+    let (ps, pe) = read_span(p, len);
+    if pe - ps + seed::MIN_SEED as u32 > len {
+        return None;
+    }
+    alns.iter()
+        .enumerate()
+        .filter(|&(k, _)| k != primary)
+        .filter(|(_, a)| {
+            let (s, e) = read_span(a, len);
+            let ov = pe.min(e).saturating_sub(ps.max(s));
+            e - s >= seed::MIN_SEED as u32 && 2 * ov <= e - s
+        })
+        .map(|(k, _)| k)
+        .next()
+}
+
+/// The primary among `alns` (best first): one of the best chosen by `hash`.
+fn primary_of(alns: &[Aligned], hash: u64) -> usize {
+    let ties = alns.iter().take_while(|a| a.score == alns[0].score).count();
+    (hash % ties as u64) as usize
+}
+
+/// XS and the count of others scoring it, for the alignment `chosen`.
+fn second_of(alns: &[Aligned], chosen: usize) -> (Option<i32>, usize) {
+    let xs = alns
+        .iter()
+        .enumerate()
+        .filter(|&(k, _)| k != chosen)
+        .map(|(_, a)| a.score)
+        .max();
+    let n = xs.map_or(0, |x| {
+        alns.iter()
+            .enumerate()
+            .filter(|&(k, a)| k != chosen && a.score == x)
+            .count()
+    });
+    (xs, n)
+}
+
+/// MAPQ of `alns[chosen]` as a single read.
+fn single_mapq(mode: Mode, len: usize, alns: &[Aligned], chosen: usize) -> u8 {
+    let (xs, n) = second_of(alns, chosen);
+    gapped_mapq(mode, len, alns[chosen].score, xs, n)
+}
+
+/// The records of one read given its alignments, the one chosen as primary
+/// and its MAPQ, and (for a mate) its pair fields.
+#[allow(clippy::too_many_arguments)]
+fn write_read(
+    out: &mut Vec<u8>,
+    read: &ReadView<'_>,
+    alns: &[Aligned],
+    chosen: usize,
+    mapq: u8,
+    mode: Mode,
+    cfg: &MapConfig,
+    layout: &crate::reference::Layout,
+    mate: Option<&dyn Fn(&Aligned) -> MateFields>,
+) -> usize {
+    let len = read.seq.len() as u32;
+    let p = &alns[chosen];
+    let (xs, _) = second_of(alns, chosen);
+    let supp = (mode == Mode::Local && cfg.report == Report::Best)
+        .then(|| supplementary(alns, chosen, len))
+        .flatten();
+    let supp_q = supp.map(|k| single_mapq(mode, len as usize, alns, k).min(mapq));
+    let mut sa = Vec::new();
+    if let (Some(k), Some(q)) = (supp, supp_q) {
+        sam::push_sa_entry(&mut sa, &alns[k], q, layout);
+    }
+    let fields = AlignedFields {
+        flag: 0,
+        mapq,
+        xs,
+        sa: &sa,
+    };
+    let m = mate.map(|f| f(p));
+    sam::push_aligned(out, read, p, fields, m.as_ref(), layout);
+    let mut written = 1;
+    if let (Some(k), Some(q)) = (supp, supp_q) {
+        let mut sa = Vec::new();
+        sam::push_sa_entry(&mut sa, p, mapq, layout);
+        let a = &alns[k];
+        let m = mate.map(|f| f(a));
+        let fields = AlignedFields {
+            flag: 0x800,
+            mapq: q,
+            xs: None,
+            sa: &sa,
+        };
+        sam::push_aligned(out, read, a, fields, m.as_ref(), layout);
+        written += 1;
+    }
+    let extra = match cfg.report {
+        Report::Best => 0,
+        Report::UpTo(n) => n.saturating_sub(1),
+        Report::All => usize::MAX,
+    };
+    for (_, a) in alns
+        .iter()
+        .enumerate()
+        .filter(|&(k, _)| k != chosen)
+        .take(extra)
+    {
+        let m = mate.map(|f| f(a));
+        let fields = AlignedFields {
+            flag: 0x100,
+            mapq: 0,
+            xs: None,
+            sa: &[],
+        };
+        sam::push_aligned(out, read, a, fields, m.as_ref(), layout);
+        written += 1;
+    }
+    written
+}
+
+/// Appends the records of a single read; returns how many are mapped.
+pub(super) fn format_single(
+    out: &mut Vec<u8>,
+    read: &ReadView<'_>,
+    alns: &[Aligned],
+    mode: Mode,
+    cfg: &MapConfig,
+    index: &Index,
+) -> usize {
+    if alns.is_empty() {
+        sam::push_unmapped(out, read);
+        return 0;
+    }
+    let chosen = primary_of(alns, name_hash(read.name));
+    let q = single_mapq(mode, read.seq.len(), alns, chosen);
+    write_read(out, read, alns, chosen, q, mode, cfg, &index.layout, None)
+}
+
+/// `a` as the pair module's hit (position, strand, contig).
+fn as_hit(a: &Aligned) -> Hit {
+    Hit {
+        nm: 0,
+        contig: a.contig,
+        pos: a.pos,
+        rev: a.rev,
+        text_pos: 0,
+    }
+}
+
+/// The fragment two alignments form in orientation `o`, if any.
+fn fragment(a: &Aligned, b: &Aligned, o: Orientation) -> Option<u64> {
+    crate::pair::fragment(&as_hit(a), a.span(), &as_hit(b), b.span(), o)
+}
+
+/// Mate rescue: for each of the best alignments of `have`, aligns `seq` in
+/// the insert window around it (both sides, the strand the orientation
+/// wants) unless `other` already has an alignment there; new alignments are
+/// added to `other`.
+#[allow(clippy::too_many_arguments)]
+fn rescue(
+    index: &Index,
+    mode: Mode,
+    have: &[Aligned],
+    other: &mut Vec<Aligned>,
+    seq: &[u8],
+    o: Orientation,
+    w: Window,
+    first_is_have: bool,
+) {
+    let min_score = Scoring::min_score(mode, seq.len());
+    let fwd = dna::codes(seq);
+    let rc = dna::reverse_complement(&fwd);
+    let mut added = false;
+    for a in have.iter().take(RESCUE_FROM) {
+        if a.score < have[0].score - 2 * Scoring::of(mode).mismatch {
+            break;
+        }
+        let paired = other.iter().any(|b| {
+            let f = if first_is_have {
+                fragment(a, b, o)
+            } else {
+                fragment(b, a, o)
+            };
+            f.is_some_and(|f| f >= w.min && f <= w.max)
+        });
+        if paired {
+            continue;
+        }
+        let rev = match o {
+            Orientation::Ff => a.rev,
+            _ => !a.rev,
+        };
+        let contig_len = index.layout.contigs[a.contig as usize].len;
+        let start = a.pos.saturating_sub(w.max);
+        let end = (a.end() + w.max).min(contig_len);
+        if start >= end {
+            continue;
+        }
+        let window = ref_window(index, a.contig, start, end);
+        let codes = if rev { &rc } else { &fwd };
+        if let Some(e) = align::extend(codes, &window, mode)
+            && e.score >= min_score
+        {
+            other.push(Aligned {
+                contig: a.contig,
+                pos: start + e.ref_start as u64,
+                rev,
+                score: e.score,
+                cigar: e.cigar,
+                nm: e.nm,
+                md: e.md,
+            });
+            added = true;
+        }
+    }
+    if added {
+        dedup(other);
+    }
+}
+
+/// Pairs considered per mate.
+const PAIR_TOP: usize = 16;
+
+/// What [`format_pair`] wrote.
+pub(super) struct PairOut {
+    pub(super) mate1: usize,
+    pub(super) mate2: usize,
+    pub(super) proper: bool,
+}
+
+/// Rescues, pairs and writes the records of a pair.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn format_pair(
+    out: &mut Vec<u8>,
+    r1: &ReadView<'_>,
+    r2: &ReadView<'_>,
+    mut a1: Vec<Aligned>,
+    mut a2: Vec<Aligned>,
+    mode: Mode,
+    cfg: &MapConfig,
+    pairing: &PairConfig,
+    w: Window,
+    index: &Index,
+) -> PairOut {
+    let o = pairing.orientation;
+    let name = base_name(r1.name);
+    let v1 = ReadView { name, ..*r1 };
+    let v2 = ReadView { name, ..*r2 };
+    let hash = name_hash(name);
+    if !a1.is_empty() {
+        rescue(index, mode, &a1, &mut a2, r2.seq, o, w, true);
+    }
+    if !a2.is_empty() {
+        rescue(index, mode, &a2, &mut a1, r1.seq, o, w, false);
+    }
+    // The best proper pair by summed score (ties by the name), and the next.
+    let mut pairs: Vec<(i32, usize, usize)> = Vec::new();
+    for (i, x) in a1.iter().enumerate().take(PAIR_TOP) {
+        for (j, y) in a2.iter().enumerate().take(PAIR_TOP) {
+            if fragment(x, y, o).is_some_and(|f| f >= w.min && f <= w.max) {
+                pairs.push((x.score + y.score, i, j));
+            }
+        }
+    }
+    pairs.sort_by(|p, q| q.0.cmp(&p.0).then_with(|| (p.1, p.2).cmp(&(q.1, q.2))));
+    let sc = Scoring::of(mode);
+    let pen = PEN_UNPAIRED_MISMATCHES * (sc.matched + sc.mismatch);
+    let unpaired = match (a1.first(), a2.first()) {
+        (Some(x), Some(y)) => Some(x.score + y.score - pen),
+        _ => None,
+    };
+    let best = pairs
+        .first()
+        .filter(|p| unpaired.is_none_or(|u| p.0 >= u))
+        .map(|&p| {
+            let ties = pairs.iter().take_while(|q| q.0 == p.0).count();
+            pairs[(hash % ties as u64) as usize]
+        });
+    let (l1, l2) = (r1.seq.len(), r2.seq.len());
+    let (c1, c2, q1, q2) = match best {
+        Some((score, i, j)) => {
+            // The next placement of the pair: another proper pair, or the
+            // mates apart.
+            let next = pairs
+                .iter()
+                .filter(|p| (p.1, p.2) != (i, j))
+                .map(|p| p.0)
+                .chain(unpaired.filter(|&u| u < score || a1.len() + a2.len() > 2))
+                .max();
+            let qp = i32::from(gapped_mapq(mode, l1 + l2, score, next, 1));
+            let s1 = i32::from(single_mapq(mode, l1, &a1, i));
+            let s2 = i32::from(single_mapq(mode, l2, &a2, j));
+            let q = |s: i32| s.max(qp.min(s + 40)).clamp(0, i32::from(MAPQ_MAX)) as u8;
+            (Some(i), Some(j), q(s1), q(s2))
+        }
+        None => {
+            let c1 = (!a1.is_empty()).then(|| primary_of(&a1, hash));
+            let c2 = (!a2.is_empty()).then(|| primary_of(&a2, hash));
+            let q1 = c1.map_or(0, |c| single_mapq(mode, l1, &a1, c));
+            let q2 = c2.map_or(0, |c| single_mapq(mode, l2, &a2, c));
+            (c1, c2, q1, q2)
+        }
+    };
+    let proper = best.is_some();
+    let p1 = c1.map(|c| &a1[c]);
+    let p2 = c2.map(|c| &a2[c]);
+    let flags = |first: bool, mate: Option<&Aligned>| -> u16 {
+        0x1 | if first { 0x40 } else { 0x80 }
+            | if proper { 0x2 } else { 0 }
+            | match mate {
+                None => 0x8,
+                Some(m) if m.rev => 0x20,
+                Some(_) => 0,
+            }
+    };
+    let layout = &index.layout;
+    let mut write = |read: &ReadView<'_>,
+                     alns: &[Aligned],
+                     own: Option<usize>,
+                     q: u8,
+                     mate: Option<&Aligned>,
+                     first: bool|
+     -> usize {
+        let flag = flags(first, mate);
+        match own {
+            Some(c) => {
+                let own_primary = &alns[c];
+                let mate_fields = |a: &Aligned| match mate {
+                    Some(m) => MateFields {
+                        flag,
+                        contig: Some(m.contig),
+                        pos: m.pos,
+                        tlen: if m.contig == a.contig {
+                            crate::pair::tlen(a.pos, a.span(), m.pos, m.span(), first)
+                        } else {
+                            0
+                        },
+                    },
+                    // Mate unmapped: placed at this read's primary.
+                    None => MateFields {
+                        flag,
+                        contig: Some(own_primary.contig),
+                        pos: own_primary.pos,
+                        tlen: 0,
+                    },
+                };
+                write_read(out, read, alns, c, q, mode, cfg, layout, Some(&mate_fields))
+            }
+            None => {
+                let place = mate.map(|m| (m.contig, m.pos));
+                let mf = MateFields {
+                    flag,
+                    contig: place.map(|x| x.0),
+                    pos: place.map_or(0, |x| x.1),
+                    tlen: 0,
+                };
+                sam::push_unmapped_mate(out, read, &mf, place, layout);
+                0
+            }
+        }
+    };
+    let mate1 = write(&v1, &a1, c1, q1, p2, true);
+    let mate2 = write(&v2, &a2, c2, q2, p1, false);
+    PairOut {
+        mate1,
+        mate2,
+        proper,
+    }
+}
+
+/// The fragment of a pair whose mates each have one alignment clearly
+/// better than any other, for the insert-size estimate.
+pub(super) fn unique_fragment(a1: &[Aligned], a2: &[Aligned], o: Orientation) -> Option<u64> {
+    let unique = |a: &[Aligned]| match a {
+        [x] => Some(x.clone()),
+        [x, y, ..] if x.score > y.score => Some(x.clone()),
+        _ => None,
+    };
+    fragment(&unique(a1)?, &unique(a2)?, o)
+}
+
+/// [`super::process_batch`] for gapped modes: the same chunks, order and
+/// counters; pairs estimate their window from the first batch as ungapped
+/// pairs do.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn process_batch(
+    batch: &Batch,
+    mates: Option<(&Batch, &PairConfig)>,
+    index: &Index,
+    cfg: &MapConfig,
+    mode: Mode,
+    bam: Option<&noodles_sam::Header>,
+    window: &mut Option<Window>,
+    notices: &mut Vec<String>,
+) -> std::io::Result<Vec<(Vec<u8>, MapStats)>> {
+    let fm = index.fm();
+    let finish = |out: &mut Vec<u8>| -> std::io::Result<()> {
+        if let Some(header) = bam {
+            *out = sam_to_bam(header, out)?;
+        }
+        Ok(())
+    };
+    match mates {
+        None => (0..batch.len().div_ceil(CHUNK_READS))
+            .into_par_iter()
+            .map(|c| {
+                let mut out = Vec::with_capacity(CHUNK_READS * 400);
+                let mut st = MapStats::default();
+                for i in c * CHUNK_READS..((c + 1) * CHUNK_READS).min(batch.len()) {
+                    let read = batch.get(i);
+                    let alns = align_read(index, &fm, mode, read.seq);
+                    let w = format_single(&mut out, &read, &alns, mode, cfg, index);
+                    st.reads += 1;
+                    st.bases += read.seq.len() as u64;
+                    st.mapped += (w > 0) as u64;
+                    st.alignments += w as u64;
+                }
+                finish(&mut out)?;
+                Ok((out, st))
+            })
+            .collect(),
+        Some((mates, pairing)) => {
+            let per = CHUNK_READS / 2;
+            let found: Vec<Vec<(Vec<Aligned>, Vec<Aligned>)>> = (0..batch.len().div_ceil(per))
+                .into_par_iter()
+                .map(|c| {
+                    (c * per..((c + 1) * per).min(batch.len()))
+                        .map(|i| {
+                            (
+                                align_read(index, &fm, mode, batch.get(i).seq),
+                                align_read(index, &fm, mode, mates.get(i).seq),
+                            )
+                        })
+                        .collect()
+                })
+                .collect();
+            if window.is_none() {
+                let want = crate::pair::ESTIMATE_PAIRS.min(batch.len());
+                let fragments: Vec<u64> = found
+                    .iter()
+                    .flatten()
+                    .take(want)
+                    .filter_map(|(a, b)| unique_fragment(a, b, pairing.orientation))
+                    .filter(|&f| f <= crate::pair::ESTIMATE_MAX_FRAGMENT)
+                    .collect();
+                *window = Some(estimated_window(&fragments, want, notices));
+            }
+            let w = window.expect("set above");
+            found
+                .into_par_iter()
+                .enumerate()
+                .map(|(c, pairs)| {
+                    let mut out = Vec::with_capacity(CHUNK_READS * 400);
+                    let mut st = MapStats::default();
+                    for (k, (a1, a2)) in pairs.into_iter().enumerate() {
+                        let (r1, r2) = (batch.get(c * per + k), mates.get(c * per + k));
+                        let p =
+                            format_pair(&mut out, &r1, &r2, a1, a2, mode, cfg, pairing, w, index);
+                        st.reads += 2;
+                        st.bases += (r1.seq.len() + r2.seq.len()) as u64;
+                        st.mapped += (p.mate1 > 0) as u64 + (p.mate2 > 0) as u64;
+                        st.alignments += (p.mate1 + p.mate2) as u64;
+                        st.pairs += 1;
+                        st.proper += u64::from(p.proper);
+                    }
+                    finish(&mut out)?;
+                    Ok((out, st))
+                })
+                .collect()
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! Seeds and chains of gapped alignment (`--end-to-end`, `--local`).
+//!
+//! Seeds are maximal exact matches found greedily from the read's right end
+//! by backward search: the longest match ending at the last base, then the
+//! longest ending just before the base that stopped it, and so on (the
+//! greedy cover of bwa-sw and of bowtie2's exact-end seeds; the base that
+//! breaks a match is skipped, so a read with `e` errors gives about `e + 1`
+//! seeds). Each is left-maximal; seeds shorter than [`MIN_SEED`] are
+//! dropped. Located seeds become anchors (strand, contig, position); anchors
+//! on one strand and contig, in read order and near one diagonal, form a
+//! chain, weighted by the read bases its anchors cover. Each chain is then
+//! one candidate locus for the extension ([`crate::align`]).
+
+use crate::fm::{Interval, RankIndex};
+
+/// Shortest seed (bwa mem's `-k`).
+pub const MIN_SEED: usize = 19;
+
+/// Seeds with more occurrences than this are not located (bwa mem's
+/// `-c`): they place nothing, unless no seed of the read is rarer.
+pub const MAX_OCC: u64 = 500;
+
+/// Anchors join a chain when their diagonals differ by at most this.
+pub const MAX_DIAGONAL_GAP: i64 = 64;
+
+/// One exact match of the read (in the strand's coordinates).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Seed {
+    /// First read base.
+    pub qpos: u32,
+    /// Bases.
+    pub len: u32,
+    /// Rows of the text's index.
+    pub rows: Interval,
+}
+
+/// The greedy maximal exact matches of `codes` (0..=3; anything else ends a
+/// match) of at least `min_len` bases, right to left, appended to `out`.
+/// Returns the backward-search steps taken.
+pub fn greedy_seeds(fm: &RankIndex<'_>, codes: &[u8], min_len: usize, out: &mut Vec<Seed>) -> u64 {
+    let mut steps = 0;
+    let mut end = codes.len();
+    while end >= min_len.max(1) {
+        let mut iv = fm.full();
+        let mut start = end;
+        while start > 0 && codes[start - 1] < 4 {
+            let next = fm.extend(iv, codes[start - 1]);
+            steps += 1;
+            if next.is_empty() {
+                break;
+            }
+            iv = next;
+            start -= 1;
+        }
+        if end - start >= min_len {
+            out.push(Seed {
+                qpos: start as u32,
+                len: (end - start) as u32,
+                rows: iv,
+            });
+        }
+        // Skip the base that stopped the match.
+        match start.checked_sub(1) {
+            Some(s) => end = s,
+            None => break,
+        }
+    }
+    steps
+}
+
+/// A located seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Anchor {
+    /// On the reverse strand (the seed is of the read's reverse complement).
+    pub rev: bool,
+    /// Contig.
+    pub contig: u32,
+    /// 0-based contig position of the seed's first base.
+    pub rpos: u64,
+    /// First read base (in the strand's coordinates).
+    pub qpos: u32,
+    /// Bases.
+    pub len: u32,
+}
+
+impl Anchor {
+    /// Reference position minus read position.
+    pub fn diagonal(&self) -> i64 {
+        self.rpos as i64 - i64::from(self.qpos)
+    }
+}
+
+/// Anchors that may belong to one alignment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chain {
+    /// In reference order (and read order).
+    pub anchors: Vec<Anchor>,
+    /// Read bases covered by its anchors.
+    pub weight: u32,
+}
+
+impl Chain {
+    /// The longest anchor (the first of equals): where extension centres.
+    pub fn best_anchor(&self) -> Anchor {
+        let mut best = self.anchors[0];
+        for a in &self.anchors[1..] {
+            if a.len > best.len {
+                best = *a;
+            }
+        }
+        best
+    }
+}
+
+/// Chains of `anchors` (sorted here), heaviest first (ties in reference
+/// order). An anchor joins the most recent chain on its strand and contig
+/// whose last anchor is before it on the read and the reference, within
+/// [`MAX_DIAGONAL_GAP`] of its diagonal and at most `max_span` bases
+/// upstream; otherwise it starts a chain.
+pub fn chain(anchors: &mut [Anchor], max_span: u64) -> Vec<Chain> {
+    anchors.sort_unstable();
+    let mut chains: Vec<Chain> = Vec::new();
+    // Chains of the current strand and contig, by index.
+    let mut open: Vec<usize> = Vec::new();
+    let mut key = None;
+    for &a in anchors.iter() {
+        if key != Some((a.rev, a.contig)) {
+            key = Some((a.rev, a.contig));
+            open.clear();
+        }
+        // Chains too far upstream never take another anchor.
+        open.retain(|&c| {
+            let l = chains[c].anchors.last().expect("chains are not empty");
+            a.rpos - l.rpos <= max_span
+        });
+        let joined = open.iter().rev().copied().find(|&c| {
+            let l = chains[c].anchors.last().expect("chains are not empty");
+            a.qpos > l.qpos && (a.diagonal() - l.diagonal()).abs() <= MAX_DIAGONAL_GAP
+        });
+        match joined {
+            Some(c) => {
+                let l = *chains[c].anchors.last().expect("chains are not empty");
+                let overlap = (l.qpos + l.len).saturating_sub(a.qpos).min(a.len);
+                chains[c].weight += a.len - overlap;
+                chains[c].anchors.push(a);
+            }
+            None => {
+                open.push(chains.len());
+                chains.push(Chain {
+                    anchors: vec![a],
+                    weight: a.len,
+                });
+            }
+        }
+    }
+    chains.sort_by(|x, y| {
+        y.weight
+            .cmp(&x.weight)
+            .then_with(|| x.anchors[0].cmp(&y.anchors[0]))
+    });
+    chains
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn anchor(rev: bool, rpos: u64, qpos: u32, len: u32) -> Anchor {
+        Anchor {
+            rev,
+            contig: 0,
+            rpos,
+            qpos,
+            len,
+        }
+    }
+
+    #[test]
+    fn chains_follow_the_diagonal() {
+        // Two seeds of one locus with a 3-base deletion between them, one
+        // seed of another locus and one on the other strand.
+        let mut a = vec![
+            anchor(false, 1000, 0, 40),
+            anchor(false, 1044, 41, 60),
+            anchor(false, 50_000, 10, 30),
+            anchor(true, 1000, 0, 100),
+        ];
+        let c = chain(&mut a, 300);
+        assert_eq!(c.len(), 3);
+        assert_eq!(c[0].weight, 100);
+        assert_eq!(c[0].anchors.len(), 1);
+        assert!(c[0].anchors[0].rev);
+        assert_eq!(c[1].weight, 100);
+        assert_eq!(c[1].anchors.len(), 2);
+        assert_eq!(c[1].best_anchor().qpos, 41);
+        assert_eq!(c[2].weight, 30);
+    }
+
+    #[test]
+    fn out_of_order_or_far_anchors_start_chains() {
+        // The second is before the first on the read; the third is past the
+        // diagonal gap.
+        let mut a = vec![
+            anchor(false, 1000, 50, 30),
+            anchor(false, 1100, 10, 30),
+            anchor(false, 1300, 90, 30),
+        ];
+        let c = chain(&mut a, 1000);
+        assert_eq!(c.len(), 3);
+    }
+}
