@@ -611,9 +611,8 @@ mod tests {
         let mut h = vec![vec![neg; n + 1]; m + 1];
         let mut e = vec![vec![neg; n + 1]; m + 1];
         let mut f = vec![vec![neg; n + 1]; m + 1];
-        for j in 0..=n {
-            h[0][j] = 0; // free window prefix (semi-global) / empty (local)
-        }
+        // Free window prefix (semi-global) / the empty alignment (local).
+        h[0].fill(0);
         for i in 1..=m {
             h[i][0] = if local {
                 0
@@ -672,7 +671,7 @@ mod tests {
                 }
             }
         }
-        if rng(seed) % 4 == 0 {
+        if rng(seed).is_multiple_of(4) {
             for _ in 0..(rng(seed) % 30) {
                 read.push((rng(seed) % 4) as u8);
             }

@@ -1,0 +1,550 @@
+//! Gapped alignment (`fmalign map --end-to-end` / `--local`): reads with
+//! substitutions and indels whose truth is in their names, placed where they
+//! came from or reported unmapped or at low MAPQ; every record's CIGAR, SEQ,
+//! MD, NM and AS checked against the reference (an independent walk, with
+//! the scores written out here); pairs with mate rescue; chimeric reads as
+//! supplementary records; samtools; the real chrM pairs; bad option mixes.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+/// A reference of random contigs with a few diverged copies of one segment
+/// (so some reads have a second-best placement).
+fn reference(rng: &mut Rng) -> Vec<RefSeq> {
+    let unit = rng.bases(1500);
+    let mut refs = Vec::new();
+    for c in 0..3 {
+        let mut seq = rng.bases(60_000);
+        if c < 2 {
+            // A copy of `unit` with 3% substitutions.
+            let at = 20_000 + 10_000 * c;
+            for (k, &b) in unit.iter().enumerate() {
+                seq[at + k] = if rng.chance(3, 100) { rng.base() } else { b };
+            }
+        }
+        // An N run.
+        for b in &mut seq[45_000..45_020] {
+            *b = b'N';
+        }
+        refs.push(RefSeq {
+            name: format!("chr{c}"),
+            seq,
+        });
+    }
+    refs
+}
+
+fn fasta(refs: &[RefSeq]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for r in refs {
+        out.extend(format!(">{}\n", r.name).bytes());
+        for line in r.seq.chunks(70) {
+            out.extend_from_slice(line);
+            out.push(b'\n');
+        }
+    }
+    out
+}
+
+/// A fragment of `len` bases at `pos` of `seq` with substitutions (1 in
+/// `sub`) and, with probability 1/2, one indel of 1..=4 bases (insertion or
+/// deletion) somewhere in the middle.
+fn mutate(rng: &mut Rng, seq: &[u8], pos: usize, len: usize, sub: u64) -> Vec<u8> {
+    let mut out: Vec<u8> = seq[pos..pos + len + 8].to_vec();
+    if rng.chance(1, 2) {
+        let at = rng.range(20, len as u64 - 20) as usize;
+        let n = rng.range(1, 5) as usize;
+        if rng.chance(1, 2) {
+            out.drain(at..at + n);
+        } else {
+            let ins = rng.bases(n);
+            out.splice(at..at, ins);
+        }
+    }
+    out.truncate(len);
+    for b in &mut out {
+        if rng.chance(1, sub) {
+            *b = common::complement(*b); // always a different base
+        }
+    }
+    out
+}
+
+/// Reads `r{i}_{contig}_{pos}_{strand}` (pos 1-based, of the read's
+/// leftmost reference base) avoiding N runs.
+fn simulate(rng: &mut Rng, refs: &[RefSeq], n: usize, len: usize, sub: u64) -> Vec<FqRead> {
+    let mut out = Vec::new();
+    while out.len() < n {
+        let c = rng.below(refs.len() as u64) as usize;
+        let seq = &refs[c].seq;
+        let pos = rng.below((seq.len() - len - 10) as u64) as usize;
+        if seq[pos..pos + len + 8].contains(&b'N') {
+            continue;
+        }
+        let frag = mutate(rng, seq, pos, len, sub);
+        let rev = rng.chance(1, 2);
+        let s = if rev { revcomp(&frag) } else { frag };
+        out.push(FqRead {
+            name: format!(
+                "r{}_{}_{}_{}",
+                out.len(),
+                refs[c].name,
+                pos + 1,
+                u8::from(rev)
+            ),
+            qual: vec![b'I'; s.len()],
+            seq: s,
+        });
+    }
+    out
+}
+
+/// CIGAR text → (op, len).
+fn cigar(text: &str) -> Vec<(u8, usize)> {
+    let mut out = Vec::new();
+    let mut n = 0usize;
+    for b in text.bytes() {
+        if b.is_ascii_digit() {
+            n = n * 10 + usize::from(b - b'0');
+        } else {
+            out.push((b, n));
+            n = 0;
+        }
+    }
+    out
+}
+
+/// Scores of a mode, as documented (match, mismatch, gap open, gap extend,
+/// N): bowtie2's end-to-end and bwa mem's.
+fn scores(local: bool) -> (i64, i64, i64, i64, i64) {
+    if local {
+        (1, 4, 6, 1, 1)
+    } else {
+        (0, 6, 5, 3, 1)
+    }
+}
+
+/// Checks one mapped record against the reference: CIGAR spans SEQ; the
+/// bases the CIGAR aligns, the MD string and NM agree with the reference at
+/// POS; AS is the score of the CIGAR; only soft clips at the ends, and none
+/// end-to-end. Returns the leftmost reference base (1-based) the read would
+/// have without its leading clip.
+fn check_record(refs: &[RefSeq], r: &SamRec, local: bool) -> u64 {
+    let reference = &refs
+        .iter()
+        .find(|x| x.name == r.rname)
+        .expect("known contig")
+        .seq;
+    let ops = cigar(&r.cigar);
+    let qlen: usize = ops
+        .iter()
+        .filter(|o| b"MIS".contains(&o.0))
+        .map(|o| o.1)
+        .sum();
+    assert_eq!(qlen, r.seq.len(), "CIGAR spans SEQ: {r:?}");
+    for (k, o) in ops.iter().enumerate() {
+        assert!(b"MIDS".contains(&o.0), "{r:?}");
+        if o.0 == b'S' {
+            assert!(local, "no clipping end-to-end: {r:?}");
+            assert!(k == 0 || k == ops.len() - 1, "S only at the ends: {r:?}");
+        }
+    }
+    let (ma, mm, go, ge, np) = scores(local);
+    let (mut qi, mut ri) = (0usize, r.pos as usize - 1);
+    let (mut score, mut nm, mut run) = (0i64, 0u64, 0u64);
+    let mut md = String::new();
+    for &(op, n) in &ops {
+        match op {
+            b'S' => qi += n,
+            b'M' => {
+                for _ in 0..n {
+                    let (a, b) = (r.seq[qi].to_ascii_uppercase(), reference[ri]);
+                    if a == b'N' || b == b'N' {
+                        score -= np;
+                    } else if a == b {
+                        score += ma;
+                    } else {
+                        score -= mm;
+                    }
+                    if a == b && a != b'N' {
+                        run += 1;
+                    } else {
+                        nm += 1;
+                        md += &format!("{run}{}", b as char);
+                        run = 0;
+                    }
+                    qi += 1;
+                    ri += 1;
+                }
+            }
+            b'I' => {
+                score -= go + ge * n as i64;
+                nm += n as u64;
+                qi += n;
+            }
+            b'D' => {
+                score -= go + ge * n as i64;
+                nm += n as u64;
+                md += &format!("{run}^{}", String::from_utf8_lossy(&reference[ri..ri + n]));
+                run = 0;
+                ri += n;
+            }
+            _ => unreachable!(),
+        }
+    }
+    md += &run.to_string();
+    assert_eq!(r.tag("MD"), Some(md.as_str()), "MD: {r:?}");
+    assert_eq!(r.tag("NM"), Some(nm.to_string().as_str()), "NM: {r:?}");
+    assert_eq!(r.tag("AS"), Some(score.to_string().as_str()), "AS: {r:?}");
+    let lead = match ops.first() {
+        Some(&(b'S', n)) => n as u64,
+        _ => 0,
+    };
+    r.pos.saturating_sub(lead)
+}
+
+/// The truth of a simulated read: contig and 1-based position.
+fn truth(name: &str) -> (String, u64) {
+    let f: Vec<&str> = name.split('_').collect();
+    (f[1].to_string(), f[2].parse().unwrap())
+}
+
+/// Index `refs` in a temporary directory.
+fn indexed(refs: &[RefSeq]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("ref.fa"), fasta(refs)).unwrap();
+    run_ok(dir.path(), &["index", "-q", "ref.fa"], None);
+    dir
+}
+
+/// Maps `reads` (single) with `args`; the SAM text.
+fn map(dir: &Path, reads: &[FqRead], args: &[&str]) -> Vec<u8> {
+    std::fs::write(dir.join("r.fq"), fastq_text(reads)).unwrap();
+    let mut all = vec!["map", "-q"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["ref.fa", "r.fq"]);
+    run_ok(dir, &all, None).stdout
+}
+
+/// Single reads with indels: every primary at MAPQ >= 20 where it came
+/// from (within the indel's shift), nearly all mapped, every record
+/// consistent with the reference; the same output for any -t and -K.
+#[test]
+fn single_reads_with_indels_place_correctly() {
+    let mut rng = Rng::new(22);
+    let refs = reference(&mut rng);
+    let dir = indexed(&refs);
+    let reads = simulate(&mut rng, &refs, 600, 150, 100);
+    for (flag, local) in [("--local", true), ("--end-to-end", false)] {
+        let sam = map(dir.path(), &reads, &[flag, "-t", "2"]);
+        let (_, recs) = parse_sam(&sam);
+        assert_eq!(recs.len(), reads.len(), "{flag}: one record per read");
+        let (mut mapped, mut confident, mut wrong) = (0, 0, 0);
+        for (r, read) in recs.iter().zip(&reads) {
+            assert_eq!(r.qname, read.name);
+            if r.unmapped() {
+                continue;
+            }
+            mapped += 1;
+            let start = check_record(&refs, r, local);
+            let (contig, pos) = truth(&r.qname);
+            let ok = r.rname == contig && start.abs_diff(pos) <= 8;
+            if r.mapq >= 20 {
+                confident += 1;
+                wrong += usize::from(!ok);
+                assert!(ok, "{flag}: wrong at MAPQ {}: {r:?}", r.mapq);
+            }
+        }
+        assert!(mapped >= reads.len() * 99 / 100, "{flag}: {mapped} mapped");
+        assert!(
+            confident >= reads.len() * 95 / 100,
+            "{flag}: {confident} at MAPQ >= 20"
+        );
+        assert_eq!(wrong, 0);
+        // Output independent of threads and batch size.
+        let other = map(dir.path(), &reads, &[flag, "-t", "1", "-K", "3000"]);
+        assert_eq!(
+            without_pg(&other),
+            without_pg(&sam),
+            "{flag}: -t/-K change the output"
+        );
+    }
+}
+
+/// wgsim reads (its default errors, mutations and indels) when wgsim is
+/// installed: correct at MAPQ >= 20 by the names' truth, records
+/// consistent.
+#[test]
+fn wgsim_reads_place_correctly() {
+    let mut rng = Rng::new(7);
+    let refs = reference(&mut rng);
+    let dir = indexed(&refs);
+    let ok = std::process::Command::new("wgsim")
+        .args([
+            "-S", "5", "-N", "400", "-1", "150", "-2", "150", "ref.fa", "w1.fq", "w2.fq",
+        ])
+        .current_dir(dir.path())
+        .output();
+    if !ok.is_ok_and(|o| o.status.success()) {
+        eprintln!("NOTICE: wgsim is not installed; skipping");
+        return;
+    }
+    for (flag, local) in [("--local", true), ("--end-to-end", false)] {
+        let out = run_ok(
+            dir.path(),
+            &["map", "-q", flag, "ref.fa", "w1.fq", "w2.fq"],
+            None,
+        )
+        .stdout;
+        let (_, recs) = parse_sam(&out);
+        let mut confident = 0;
+        for r in recs.iter().filter(|r| !r.unmapped()) {
+            check_record(&refs, r, local);
+            if r.flag & 0x900 != 0 || r.mapq < 20 {
+                continue;
+            }
+            confident += 1;
+            // wgsim: CONTIG_START_END_..., the fragment's outer ends.
+            let f: Vec<&str> = r.qname.rsplitn(6, '_').collect();
+            let (end, start, contig) = (
+                f[3].parse::<u64>().unwrap(),
+                f[4].parse::<u64>().unwrap(),
+                f[5],
+            );
+            let left = r.pos;
+            let right = r.pos
+                + cigar(&r.cigar)
+                    .iter()
+                    .filter(|o| b"MD".contains(&o.0))
+                    .map(|o| o.1 as u64)
+                    .sum::<u64>()
+                - 1;
+            assert!(
+                r.rname == contig && (left.abs_diff(start) <= 20 || right.abs_diff(end) <= 20),
+                "{flag}: wrong at MAPQ {}: {r:?}",
+                r.mapq
+            );
+        }
+        assert!(confident >= 700, "{flag}: {confident} of 800 at MAPQ >= 20");
+    }
+}
+
+/// Pairs: fragments of 300 ± 30, mate 2 of every tenth pair mutated at 1
+/// base in 12 (few or no seeds of 19 bases; mate rescue aligns it in its
+/// mate's insert window). Proper pairs, TLEN, mate fields;
+/// samtools reads the output (SAM and BAM) and counts as we do.
+#[test]
+fn pairs_with_mate_rescue() {
+    let mut rng = Rng::new(99);
+    let refs = reference(&mut rng);
+    let dir = indexed(&refs);
+    let (mut m1, mut m2) = (Vec::new(), Vec::new());
+    let mut hard = Vec::new();
+    while m1.len() < 300 {
+        let c = rng.below(refs.len() as u64) as usize;
+        let seq = &refs[c].seq;
+        let frag = rng.range(270, 331) as usize;
+        let pos = rng.below((seq.len() - frag - 10) as u64) as usize;
+        if seq[pos..pos + frag + 8].contains(&b'N') {
+            continue;
+        }
+        let i = m1.len();
+        let a = mutate(&mut rng, seq, pos, 150, 100);
+        let sub = if i % 10 == 0 { 12 } else { 100 };
+        let b = revcomp(&mutate(&mut rng, seq, pos + frag - 150, 150, sub));
+        let name = format!("p{i}_{}_{}", refs[c].name, pos + 1);
+        if i % 10 == 0 {
+            hard.push(name.clone());
+        }
+        m1.push(FqRead {
+            name: format!("{name}/1"),
+            qual: vec![b'I'; 150],
+            seq: a,
+        });
+        m2.push(FqRead {
+            name: format!("{name}/2"),
+            qual: vec![b'I'; 150],
+            seq: b,
+        });
+    }
+    std::fs::write(dir.path().join("r1.fq"), fastq_text(&m1)).unwrap();
+    std::fs::write(dir.path().join("r2.fq"), fastq_text(&m2)).unwrap();
+    for (flag, local) in [("--local", true), ("--end-to-end", false)] {
+        let args = [
+            "map", "-q", flag, "-I", "200", "-X", "400", "ref.fa", "r1.fq", "r2.fq",
+        ];
+        let out = run_ok(dir.path(), &args, None).stdout;
+        let (_, recs) = parse_sam(&out);
+        let prim: Vec<&SamRec> = recs.iter().filter(|r| r.flag & 0x900 == 0).collect();
+        assert_eq!(prim.len(), 600);
+        let mut proper = 0;
+        let mut rescued = 0;
+        for p in prim.chunks(2) {
+            let (a, b) = (p[0], p[1]);
+            assert_eq!(a.qname, b.qname);
+            assert_eq!((a.flag & 0xC1, b.flag & 0xC1), (0x41, 0x81));
+            if a.flag & 2 != 0 {
+                proper += 1;
+                assert!(!a.reverse() && b.reverse(), "FR: {a:?} {b:?}");
+                assert_eq!(a.rnext, "=");
+                assert_eq!(a.pnext, b.pos);
+                assert_eq!(b.pnext, a.pos);
+                assert_eq!(a.tlen, -b.tlen);
+                assert!((200..=400).contains(&a.tlen.abs()), "{a:?}");
+            }
+            for r in [a, b] {
+                if !r.unmapped() {
+                    check_record(&refs, r, local);
+                }
+            }
+            if hard.contains(&a.qname) && !b.unmapped() && a.flag & 2 != 0 {
+                rescued += 1;
+            }
+        }
+        assert!(proper >= 285, "{flag}: {proper} of 300 proper");
+        assert!(
+            rescued >= 25,
+            "{flag}: {rescued} of 30 hard mates rescued into proper pairs"
+        );
+        if have_samtools() {
+            std::fs::write(dir.path().join("o.sam"), &out).unwrap();
+            samtools(dir.path(), &["quickcheck", "o.sam"]);
+            let fs = String::from_utf8(samtools(dir.path(), &["flagstat", "o.sam"])).unwrap();
+            assert!(
+                fs.contains(&format!("{} + 0 properly paired", 2 * proper)),
+                "{fs}"
+            );
+            let bam = [
+                "map", "-q", flag, "-I", "200", "-X", "400", "-o", "o.bam", "ref.fa", "r1.fq",
+                "r2.fq",
+            ];
+            run_ok(dir.path(), &bam, None);
+            samtools(dir.path(), &["quickcheck", "o.bam"]);
+            let sam_again = samtools(dir.path(), &["view", "o.bam"]);
+            let (_, again) = parse_sam(&sam_again);
+            assert_eq!(again, recs, "{flag}: BAM holds the SAM's records");
+        }
+    }
+}
+
+/// A chimeric read (90 bases of one contig, 60 of another) with --local:
+/// a primary and a supplementary record (0x800), each with SA:Z naming the
+/// other; end-to-end aligns it whole or not at all.
+#[test]
+fn chimeric_read_gets_a_supplementary_record() {
+    let mut rng = Rng::new(5);
+    let refs = reference(&mut rng);
+    let dir = indexed(&refs);
+    let mut seq = refs[0].seq[5000..5090].to_vec();
+    seq.extend_from_slice(&refs[2].seq[30_000..30_060]);
+    let reads = vec![FqRead {
+        name: "chim".into(),
+        qual: vec![b'I'; 150],
+        seq,
+    }];
+    let sam = map(dir.path(), &reads, &["--local"]);
+    let (_, recs) = parse_sam(&sam);
+    assert_eq!(recs.len(), 2, "{}", String::from_utf8_lossy(&sam));
+    let (p, s) = (&recs[0], &recs[1]);
+    assert_eq!(p.flag & 0x800, 0);
+    assert_eq!(s.flag & 0x800, 0x800);
+    // The parts meet near read base 90 (a base either side may match both).
+    let clip = |c: &str, at_end: bool| -> usize {
+        let ops = cigar(c);
+        assert_eq!(ops.len(), 2, "{c}");
+        let o = if at_end { ops[1] } else { ops[0] };
+        assert_eq!(o.0, b'S', "{c}");
+        o.1
+    };
+    assert_eq!((p.rname.as_str(), p.pos), ("chr0", 5001));
+    assert!(clip(&p.cigar, true).abs_diff(60) <= 3, "{p:?}");
+    assert_eq!(s.rname, "chr2");
+    assert!(clip(&s.cigar, false).abs_diff(90) <= 3, "{s:?}");
+    assert_eq!(s.pos + clip(&s.cigar, false) as u64, 30_001 + 90, "{s:?}");
+    let sa = |r: &SamRec| format!("{},{},+,{},", r.rname, r.pos, r.cigar);
+    assert!(p.tag("SA").unwrap().starts_with(&sa(s)), "{p:?}");
+    assert!(s.tag("SA").unwrap().starts_with(&sa(p)), "{s:?}");
+    for r in &recs {
+        check_record(&refs, r, true);
+    }
+    let sam = map(dir.path(), &reads, &["--end-to-end"]);
+    let (_, recs) = parse_sam(&sam);
+    assert_eq!(recs.len(), 1);
+    assert!(!recs[0].cigar.contains('S'));
+}
+
+/// The real chrM pairs (150 bp, ERR2438055): at least 99.5% mapped with
+/// --local; at least 98.5% end-to-end (reads with adapter or low-quality
+/// tails fall below bowtie2's minimum score without its quality-aware
+/// penalties, which fmalign does not have yet).
+#[test]
+fn real_chrm_pairs_map() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        test_data("human_chrM_NC_012920.fa"),
+        dir.path().join("ref.fa"),
+    )
+    .unwrap();
+    run_ok(dir.path(), &["index", "-q", "ref.fa"], None);
+    let r1 = test_data("human_chrM_ERR2438055_R1.fq.gz");
+    let r2 = test_data("human_chrM_ERR2438055_R2.fq.gz");
+    let refs = parse_fasta(&std::fs::read(dir.path().join("ref.fa")).unwrap());
+    for (flag, local) in [("--local", true), ("--end-to-end", false)] {
+        let args = [
+            "map".as_ref(),
+            "-q".as_ref(),
+            flag.as_ref(),
+            "ref.fa".as_ref(),
+            r1.as_os_str(),
+            r2.as_os_str(),
+        ];
+        let out = run_ok(dir.path(), &args, None).stdout;
+        let (_, recs) = parse_sam(&out);
+        let prim: Vec<&SamRec> = recs.iter().filter(|r| r.flag & 0x900 == 0).collect();
+        let mapped = prim.iter().filter(|r| !r.unmapped()).count();
+        let want = if local { 995 } else { 985 };
+        assert!(
+            mapped * 1000 >= prim.len() * want,
+            "{flag}: {mapped} of {} mapped",
+            prim.len()
+        );
+        for r in recs.iter().filter(|r| !r.unmapped()).step_by(7) {
+            check_record(&refs, r, local);
+        }
+    }
+}
+
+/// -v and --strata with a gapped mode are errors that say why; the two
+/// modes exclude each other.
+#[test]
+fn bad_option_mixes() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(test_data("lambda_virus.fa"), dir.path().join("ref.fa")).unwrap();
+    std::fs::write(dir.path().join("r.fq"), b"@a\nACGT\n+\nIIII\n").unwrap();
+    for (args, want) in [
+        (
+            vec!["-v", "1", "--local"],
+            "-v 1 cannot be used with --local",
+        ),
+        (
+            vec!["-v", "0", "--end-to-end"],
+            "-v 0 cannot be used with --end-to-end",
+        ),
+        (
+            vec!["--strata", "--local"],
+            "--strata cannot be used with --local",
+        ),
+        (vec!["--local", "--end-to-end"], "cannot be used with"),
+    ] {
+        let mut all = vec!["map"];
+        all.extend(args);
+        all.extend(["ref.fa", "r.fq"]);
+        let out = run_in(dir.path(), &all, None);
+        assert!(!out.status.success(), "{}", describe(&all, &out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{}", describe(&all, &out));
+    }
+}
