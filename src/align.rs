@@ -56,6 +56,9 @@ pub struct Scoring {
     /// Added per aligned base in the dynamic program only (see
     /// [`Mode::EndToEnd`]'s note in the module docs).
     pub bonus: i32,
+    /// AS charges a mismatch by its base quality (bowtie2's
+    /// [`Scoring::mismatch_at`]).
+    pub quality_aware: bool,
 }
 
 impl Scoring {
@@ -70,6 +73,7 @@ impl Scoring {
                 n: 1,
                 clip: 0,
                 bonus: 1,
+                quality_aware: true,
             },
             Mode::Local => Scoring {
                 matched: 1,
@@ -79,6 +83,7 @@ impl Scoring {
                 n: 1,
                 clip: 5,
                 bonus: 0,
+                quality_aware: false,
             },
         }
     }
@@ -105,6 +110,17 @@ impl Scoring {
             self.matched
         } else {
             -self.mismatch
+        }
+    }
+
+    /// The penalty of a mismatch at Phred quality `q`: bowtie2's
+    /// `MN + ⌊(MX − MN) · min(q, 40) / 40⌋` with MX the mismatch penalty and
+    /// MN 2 when quality-aware, else the mismatch penalty.
+    pub fn mismatch_at(&self, q: u8) -> i32 {
+        if self.quality_aware {
+            2 + (self.mismatch - 2) * i32::from(q.min(40)) / 40
+        } else {
+            self.mismatch
         }
     }
 
@@ -570,6 +586,49 @@ pub fn describe(
         nm,
         md,
     }
+}
+
+/// The score of `cigar` from `ref_start` with mismatches charged by base
+/// quality (`qual`: Phred+33, in `read`'s orientation; see
+/// [`Scoring::mismatch_at`]): AS of an end-to-end record.
+pub fn score_with_quality(
+    read: &[u8],
+    qual: &[u8],
+    reference: &[u8],
+    ref_start: usize,
+    cigar: &[(Op, u32)],
+    sc: &Scoring,
+) -> i32 {
+    let (mut qi, mut ri, mut score) = (0usize, ref_start, 0i32);
+    for &(op, n) in cigar {
+        let n = n as usize;
+        match op {
+            Op::Soft => qi += n,
+            Op::Match => {
+                for _ in 0..n {
+                    let (a, b) = (read[qi], reference[ri]);
+                    score += if a > 3 || b > 3 {
+                        -sc.n
+                    } else if a == b {
+                        sc.matched
+                    } else {
+                        -sc.mismatch_at(qual[qi].saturating_sub(33))
+                    };
+                    qi += 1;
+                    ri += 1;
+                }
+            }
+            Op::Ins => {
+                score -= sc.gap_open + sc.gap_extend * n as i32;
+                qi += n;
+            }
+            Op::Del => {
+                score -= sc.gap_open + sc.gap_extend * n as i32;
+                ri += n;
+            }
+        }
+    }
+    score
 }
 
 /// The reference bases a CIGAR covers.

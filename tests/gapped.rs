@@ -118,12 +118,23 @@ fn cigar(text: &str) -> Vec<(u8, usize)> {
 }
 
 /// Scores of a mode, as documented (match, mismatch, gap open, gap extend,
-/// N): bowtie2's end-to-end and bwa mem's.
+/// N): bowtie2's end-to-end (its mismatch penalty at quality 40 or more;
+/// lower qualities cost less, see [`mismatch`]) and bwa mem's.
 fn scores(local: bool) -> (i64, i64, i64, i64, i64) {
     if local {
         (1, 4, 6, 1, 1)
     } else {
         (0, 6, 5, 3, 1)
+    }
+}
+
+/// The mismatch penalty at a QUAL character: bowtie2's 2 + ⌊4 · min(Q, 40)
+/// / 40⌋ end-to-end, bwa mem's 4 local.
+fn mismatch(local: bool, qual: u8) -> i64 {
+    if local {
+        4
+    } else {
+        2 + 4 * i64::from(qual.saturating_sub(33).min(40)) / 40
     }
 }
 
@@ -152,7 +163,7 @@ fn check_record(refs: &[RefSeq], r: &SamRec, local: bool) -> u64 {
             assert!(k == 0 || k == ops.len() - 1, "S only at the ends: {r:?}");
         }
     }
-    let (ma, mm, go, ge, np) = scores(local);
+    let (ma, _, go, ge, np) = scores(local);
     let (mut qi, mut ri) = (0usize, r.pos as usize - 1);
     let (mut score, mut nm, mut run) = (0i64, 0u64, 0u64);
     let mut md = String::new();
@@ -167,7 +178,7 @@ fn check_record(refs: &[RefSeq], r: &SamRec, local: bool) -> u64 {
                     } else if a == b {
                         score += ma;
                     } else {
-                        score -= mm;
+                        score -= mismatch(local, r.qual.get(qi).copied().unwrap_or(b'I'));
                     }
                     if a == b && a != b'N' {
                         run += 1;

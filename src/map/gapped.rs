@@ -62,13 +62,20 @@ pub(super) fn ref_window(index: &Index, contig: u32, start: u64, end: u64) -> Ve
 
 /// The gapped alignments of a read, best first (ties in reference order),
 /// none scoring below the mode's minimum, no two at one locus.
-pub(super) fn align_read(index: &Index, fm: &FmIndex<'_>, mode: Mode, seq: &[u8]) -> Vec<Aligned> {
+pub(super) fn align_read(
+    index: &Index,
+    fm: &FmIndex<'_>,
+    mode: Mode,
+    read: &ReadView<'_>,
+) -> Vec<Aligned> {
+    let seq = read.seq;
     let m = seq.len();
     if m == 0 {
         return Vec::new();
     }
     let fwd = dna::codes(seq);
     let rc = dna::reverse_complement(&fwd);
+    let quals = Quals::new(read.qual, mode);
     let strands = [&fwd, &rc];
     let mut seeds: [Vec<Seed>; 2] = Default::default();
     for s in 0..2 {
@@ -144,22 +151,62 @@ pub(super) fn align_read(index: &Index, fm: &FmIndex<'_>, mode: Mode, seq: &[u8]
         }
         let window = ref_window(index, a.contig, start, end);
         let codes = strands[usize::from(a.rev)];
-        if let Some(e) = align::extend(codes, &window, mode)
-            && e.score >= min_score
-        {
-            out.push(Aligned {
-                contig: a.contig,
-                pos: start + e.ref_start as u64,
-                rev: a.rev,
-                score: e.score,
-                cigar: e.cigar,
-                nm: e.nm,
-                md: e.md,
-            });
+        if let Some(e) = align::extend(codes, &window, mode) {
+            let score = quals.score(codes, a.rev, &window, &e, mode);
+            if score >= min_score {
+                out.push(Aligned {
+                    contig: a.contig,
+                    pos: start + e.ref_start as u64,
+                    rev: a.rev,
+                    score,
+                    cigar: e.cigar,
+                    nm: e.nm,
+                    md: e.md,
+                });
+            }
         }
     }
     dedup(&mut out);
     out
+}
+
+/// Base qualities for quality-aware scores (end-to-end), per strand.
+struct Quals {
+    /// As given and reversed (the reverse strand's SEQ order); empty when
+    /// scores do not use them.
+    fwd: Vec<u8>,
+    rev: Vec<u8>,
+}
+
+impl Quals {
+    fn new(qual: Option<&[u8]>, mode: Mode) -> Quals {
+        match qual {
+            Some(q) if Scoring::of(mode).quality_aware => Quals {
+                fwd: q.to_vec(),
+                rev: q.iter().rev().copied().collect(),
+            },
+            _ => Quals {
+                fwd: Vec::new(),
+                rev: Vec::new(),
+            },
+        }
+    }
+
+    /// AS of `e`: rescored by quality when the mode charges by it.
+    fn score(
+        &self,
+        codes: &[u8],
+        rev: bool,
+        window: &[u8],
+        e: &align::Extended,
+        mode: Mode,
+    ) -> i32 {
+        let q = if rev { &self.rev } else { &self.fwd };
+        if q.len() != codes.len() {
+            return e.score;
+        }
+        align::score_with_quality(codes, q, window, e.ref_start, &e.cigar, &Scoring::of(mode))
+    }
 }
 
 /// Best first, ties in reference order; an alignment overlapping a better
@@ -390,14 +437,15 @@ fn rescue(
     mode: Mode,
     have: &[Aligned],
     other: &mut Vec<Aligned>,
-    seq: &[u8],
+    read: &ReadView<'_>,
     o: Orientation,
     w: Window,
     first_is_have: bool,
 ) {
-    let min_score = Scoring::min_score(mode, seq.len());
-    let fwd = dna::codes(seq);
+    let min_score = Scoring::min_score(mode, read.seq.len());
+    let fwd = dna::codes(read.seq);
     let rc = dna::reverse_complement(&fwd);
+    let quals = Quals::new(read.qual, mode);
     let mut added = false;
     for a in have.iter().take(RESCUE_FROM) {
         if a.score < have[0].score - 2 * Scoring::of(mode).mismatch {
@@ -426,19 +474,20 @@ fn rescue(
         }
         let window = ref_window(index, a.contig, start, end);
         let codes = if rev { &rc } else { &fwd };
-        if let Some(e) = align::extend(codes, &window, mode)
-            && e.score >= min_score
-        {
-            other.push(Aligned {
-                contig: a.contig,
-                pos: start + e.ref_start as u64,
-                rev,
-                score: e.score,
-                cigar: e.cigar,
-                nm: e.nm,
-                md: e.md,
-            });
-            added = true;
+        if let Some(e) = align::extend(codes, &window, mode) {
+            let score = quals.score(codes, rev, &window, &e, mode);
+            if score >= min_score {
+                other.push(Aligned {
+                    contig: a.contig,
+                    pos: start + e.ref_start as u64,
+                    rev,
+                    score,
+                    cigar: e.cigar,
+                    nm: e.nm,
+                    md: e.md,
+                });
+                added = true;
+            }
         }
     }
     if added {
@@ -476,10 +525,10 @@ pub(super) fn format_pair(
     let v2 = ReadView { name, ..*r2 };
     let hash = name_hash(name);
     if !a1.is_empty() {
-        rescue(index, mode, &a1, &mut a2, r2.seq, o, w, true);
+        rescue(index, mode, &a1, &mut a2, r2, o, w, true);
     }
     if !a2.is_empty() {
-        rescue(index, mode, &a2, &mut a1, r1.seq, o, w, false);
+        rescue(index, mode, &a2, &mut a1, r1, o, w, false);
     }
     // The best proper pair by summed score (ties by the name), and the next.
     let mut pairs: Vec<(i32, usize, usize)> = Vec::new();
@@ -636,7 +685,7 @@ pub(super) fn process_batch(
                 let mut st = MapStats::default();
                 for i in c * CHUNK_READS..((c + 1) * CHUNK_READS).min(batch.len()) {
                     let read = batch.get(i);
-                    let alns = align_read(index, &fm, mode, read.seq);
+                    let alns = align_read(index, &fm, mode, &read);
                     let w = format_single(&mut out, &read, &alns, mode, cfg, index);
                     st.reads += 1;
                     st.bases += read.seq.len() as u64;
@@ -655,8 +704,8 @@ pub(super) fn process_batch(
                     (c * per..((c + 1) * per).min(batch.len()))
                         .map(|i| {
                             (
-                                align_read(index, &fm, mode, batch.get(i).seq),
-                                align_read(index, &fm, mode, mates.get(i).seq),
+                                align_read(index, &fm, mode, &batch.get(i)),
+                                align_read(index, &fm, mode, &mates.get(i)),
                             )
                         })
                         .collect()
