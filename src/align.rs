@@ -7,7 +7,7 @@
 //!
 //! | mode | match | mismatch | gap open + extend | N | minimum score |
 //! |---|---:|---:|---:|---:|---|
-//! | `--end-to-end` (bowtie2) | 0 | −6 | −5 − 3L | −1 | −0.6 − 0.6 × read length |
+//! | `--end-to-end` (bowtie2) | 0 | −6 (AS: −2 to −6 by base quality) | −5 − 3L | −1 | −0.6 − 0.6 × read length |
 //! | `--local` (bwa mem) | 1 | −4 | −6 − 1L | −1 | 30 |
 //!
 //! block-aligner keeps only maxima above 0, and end-to-end scores are at
