@@ -68,6 +68,81 @@ pub fn greedy_seeds(fm: &RankIndex<'_>, codes: &[u8], min_len: usize, out: &mut 
     steps
 }
 
+/// [`greedy_seeds`] of many reads, `lanes` searches in lockstep: each
+/// step prefetches the Occ lines of the lane's next one, so that the
+/// lanes' cache misses overlap. `out[k]` holds the seeds of `reads[k]`, in
+/// the order [`greedy_seeds`] finds them.
+pub fn greedy_seeds_many(
+    fm: &RankIndex<'_>,
+    reads: &[&[u8]],
+    min_len: usize,
+    lanes: usize,
+) -> Vec<Vec<Seed>> {
+    struct Lane {
+        job: usize,
+        end: usize,
+        start: usize,
+        iv: Interval,
+    }
+    let min_len = min_len.max(1);
+    let mut out = vec![Vec::new(); reads.len()];
+    let mut next = 0;
+    let mut active: Vec<Lane> = Vec::with_capacity(lanes);
+    loop {
+        while active.len() < lanes.max(1) && next < reads.len() {
+            let len = reads[next].len();
+            if len >= min_len {
+                active.push(Lane {
+                    job: next,
+                    end: len,
+                    start: len,
+                    iv: fm.full(),
+                });
+            }
+            next += 1;
+        }
+        if active.is_empty() {
+            break;
+        }
+        let mut k = 0;
+        while k < active.len() {
+            let l = &mut active[k];
+            let codes = reads[l.job];
+            if l.start > 0 && codes[l.start - 1] < 4 {
+                let iv = fm.extend(l.iv, codes[l.start - 1]);
+                if !iv.is_empty() {
+                    l.iv = iv;
+                    l.start -= 1;
+                    fm.prefetch(iv.lo);
+                    fm.prefetch(iv.hi);
+                    k += 1;
+                    continue;
+                }
+            }
+            // The match ends here.
+            if l.end - l.start >= min_len {
+                out[l.job].push(Seed {
+                    qpos: l.start as u32,
+                    len: (l.end - l.start) as u32,
+                    rows: l.iv,
+                });
+            }
+            match l.start.checked_sub(1) {
+                Some(s) if s >= min_len => {
+                    l.end = s;
+                    l.start = s;
+                    l.iv = fm.full();
+                    k += 1;
+                }
+                _ => {
+                    active.swap_remove(k);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// A located seed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Anchor {
@@ -164,6 +239,67 @@ pub fn chain(anchors: &mut [Anchor], max_span: u64) -> Vec<Chain> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::{IndexConfig, build_in_memory};
+    use crate::reference::read_fasta_from;
+
+    fn rng(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
+    /// Every seed is an exact match with as many rows as a naive count of
+    /// its occurrences, left-maximal (its left extension does not occur, or
+    /// is an N or the read's start), at least `min_len` long; seeds do not
+    /// overlap and are found right to left; the lockstep version finds the
+    /// same seeds as the one-read one.
+    #[test]
+    fn seeds_are_left_maximal_exact_matches() {
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        let text: Vec<u8> = (0..20_000).map(|_| (rng(&mut seed) % 4) as u8).collect();
+        let mut fa = b">t\n".to_vec();
+        fa.extend(text.iter().map(|&c| b"ACGT"[c as usize]));
+        fa.push(b'\n');
+        let reference = read_fasta_from(&fa[..], std::path::Path::new("t.fa")).unwrap();
+        let index = build_in_memory(reference, &IndexConfig::default()).unwrap();
+        let fm = index.fm();
+        let occurrences = |p: &[u8]| text.windows(p.len()).filter(|w| *w == p).count() as u64;
+        let mut reads: Vec<Vec<u8>> = Vec::new();
+        for _ in 0..60 {
+            let at = (rng(&mut seed) % 19_000) as usize;
+            let mut r = text[at..at + 100].to_vec();
+            for _ in 0..(rng(&mut seed) % 6) {
+                let k = (rng(&mut seed) % 100) as usize;
+                r[k] = if rng(&mut seed) % 5 == 0 {
+                    4
+                } else {
+                    (r[k] + 1) % 4
+                };
+            }
+            reads.push(r);
+        }
+        let refs: Vec<&[u8]> = reads.iter().map(|r| &r[..]).collect();
+        let many = greedy_seeds_many(&fm, &refs, 12, 7);
+        for (r, got) in reads.iter().zip(&many) {
+            let mut one = Vec::new();
+            greedy_seeds(&fm, r, 12, &mut one);
+            assert_eq!(&one, got);
+            let mut last = r.len();
+            for s in got {
+                let (q, l) = (s.qpos as usize, s.len as usize);
+                assert!(l >= 12 && q + l <= last, "{s:?}");
+                last = q;
+                let p = &r[q..q + l];
+                assert_eq!(s.rows.len(), occurrences(p), "{s:?}");
+                if q > 0 && r[q - 1] < 4 {
+                    let mut ext = vec![r[q - 1]];
+                    ext.extend_from_slice(p);
+                    assert_eq!(occurrences(&ext), 0, "{s:?} is not left-maximal");
+                }
+            }
+        }
+    }
 
     fn anchor(rev: bool, rpos: u64, qpos: u32, len: u32) -> Anchor {
         Anchor {
@@ -187,12 +323,13 @@ mod tests {
         ];
         let c = chain(&mut a, 300);
         assert_eq!(c.len(), 3);
+        // Equal weights: reference order (the forward strand first).
         assert_eq!(c[0].weight, 100);
-        assert_eq!(c[0].anchors.len(), 1);
-        assert!(c[0].anchors[0].rev);
+        assert_eq!(c[0].anchors.len(), 2);
+        assert_eq!(c[0].best_anchor().qpos, 41);
         assert_eq!(c[1].weight, 100);
-        assert_eq!(c[1].anchors.len(), 2);
-        assert_eq!(c[1].best_anchor().qpos, 41);
+        assert_eq!(c[1].anchors.len(), 1);
+        assert!(c[1].anchors[0].rev);
         assert_eq!(c[2].weight, 30);
     }
 

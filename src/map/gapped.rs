@@ -60,27 +60,57 @@ pub(super) fn ref_window(index: &Index, contig: u32, start: u64, end: u64) -> Ve
     out
 }
 
-/// The gapped alignments of a read, best first (ties in reference order),
-/// none scoring below the mode's minimum, no two at one locus.
-pub(super) fn align_read(
+/// Seeds searched in lockstep (see [`seed::greedy_seeds_many`]).
+const SEED_LANES: usize = 32;
+
+/// The gapped alignments of each read of a chunk (see [`align_seeded`]):
+/// the seeds of all of them searched in lockstep first.
+pub(super) fn align_reads(
+    index: &Index,
+    fm: &FmIndex<'_>,
+    mode: Mode,
+    reads: &[ReadView<'_>],
+) -> Vec<Vec<Aligned>> {
+    let codes: Vec<[Vec<u8>; 2]> = reads
+        .iter()
+        .map(|r| {
+            let fwd = dna::codes(r.seq);
+            let rc = dna::reverse_complement(&fwd);
+            [fwd, rc]
+        })
+        .collect();
+    let jobs: Vec<&[u8]> = codes.iter().flat_map(|c| [&c[0][..], &c[1][..]]).collect();
+    let mut seeds = seed::greedy_seeds_many(fm, &jobs, seed::MIN_SEED, SEED_LANES).into_iter();
+    reads
+        .iter()
+        .zip(&codes)
+        .map(|(r, c)| {
+            let s = [
+                seeds.next().expect("two per read"),
+                seeds.next().expect("two per read"),
+            ];
+            align_seeded(index, fm, mode, r, c, &s)
+        })
+        .collect()
+}
+
+/// The gapped alignments of a read given its codes and seeds on both
+/// strands, best first (ties in reference order), none scoring below the
+/// mode's minimum, no two at one locus.
+fn align_seeded(
     index: &Index,
     fm: &FmIndex<'_>,
     mode: Mode,
     read: &ReadView<'_>,
+    [fwd, rc]: &[Vec<u8>; 2],
+    seeds: &[Vec<Seed>; 2],
 ) -> Vec<Aligned> {
-    let seq = read.seq;
-    let m = seq.len();
+    let m = read.seq.len();
     if m == 0 {
         return Vec::new();
     }
-    let fwd = dna::codes(seq);
-    let rc = dna::reverse_complement(&fwd);
+    let strands = [fwd, rc];
     let quals = Quals::new(read.qual, mode);
-    let strands = [&fwd, &rc];
-    let mut seeds: [Vec<Seed>; 2] = Default::default();
-    for s in 0..2 {
-        seed::greedy_seeds(fm, strands[s], seed::MIN_SEED.min(m), &mut seeds[s]);
-    }
     let rare = seeds
         .iter()
         .flatten()
@@ -683,10 +713,12 @@ pub(super) fn process_batch(
             .map(|c| {
                 let mut out = Vec::with_capacity(CHUNK_READS * 400);
                 let mut st = MapStats::default();
-                for i in c * CHUNK_READS..((c + 1) * CHUNK_READS).min(batch.len()) {
-                    let read = batch.get(i);
-                    let alns = align_read(index, &fm, mode, &read);
-                    let w = format_single(&mut out, &read, &alns, mode, cfg, index);
+                let reads: Vec<ReadView<'_>> = (c * CHUNK_READS
+                    ..((c + 1) * CHUNK_READS).min(batch.len()))
+                    .map(|i| batch.get(i))
+                    .collect();
+                for (read, alns) in reads.iter().zip(align_reads(index, &fm, mode, &reads)) {
+                    let w = format_single(&mut out, read, &alns, mode, cfg, index);
                     st.reads += 1;
                     st.bases += read.seq.len() as u64;
                     st.mapped += (w > 0) as u64;
@@ -701,14 +733,15 @@ pub(super) fn process_batch(
             let found: Vec<Vec<(Vec<Aligned>, Vec<Aligned>)>> = (0..batch.len().div_ceil(per))
                 .into_par_iter()
                 .map(|c| {
-                    (c * per..((c + 1) * per).min(batch.len()))
-                        .map(|i| {
-                            (
-                                align_read(index, &fm, mode, &batch.get(i)),
-                                align_read(index, &fm, mode, &mates.get(i)),
-                            )
-                        })
-                        .collect()
+                    let range = c * per..((c + 1) * per).min(batch.len());
+                    let reads: Vec<ReadView<'_>> = range
+                        .clone()
+                        .map(|i| batch.get(i))
+                        .chain(range.map(|i| mates.get(i)))
+                        .collect();
+                    let mut alns = align_reads(index, &fm, mode, &reads);
+                    let second = alns.split_off(alns.len() / 2);
+                    alns.into_iter().zip(second).collect()
                 })
                 .collect();
             if window.is_none() {
