@@ -271,7 +271,7 @@ mod tests {
             let mut r = text[at..at + 100].to_vec();
             for _ in 0..(rng(&mut seed) % 6) {
                 let k = (rng(&mut seed) % 100) as usize;
-                r[k] = if rng(&mut seed) % 5 == 0 {
+                r[k] = if rng(&mut seed).is_multiple_of(5) {
                     4
                 } else {
                     (r[k] + 1) % 4
