@@ -162,13 +162,12 @@ fn align_seeded(
             break;
         }
         let a = c.best_anchor();
-        // A chain inside an alignment already found adds nothing.
-        let covered = out.iter().any(|x| {
-            x.rev == a.rev
-                && x.contig == a.contig
-                && x.pos <= a.rpos
-                && a.rpos + u64::from(a.len) <= x.end()
-        });
+        // A chain whose best anchor an alignment already found aligns the
+        // same way adds nothing (one on another diagonal, a tandem copy,
+        // still gets its own extension).
+        let covered = out
+            .iter()
+            .any(|x| x.rev == a.rev && x.contig == a.contig && ref_at(x, a.qpos) == Some(a.rpos));
         if covered {
             continue;
         }
@@ -198,6 +197,31 @@ fn align_seeded(
     }
     dedup(&mut out);
     out
+}
+
+/// The reference position `x` aligns read base `qpos` (SEQ coordinates)
+/// to, if it aligns it.
+fn ref_at(x: &Aligned, qpos: u32) -> Option<u64> {
+    let (mut q, mut r) = (0u32, x.pos);
+    for &(op, n) in &x.cigar {
+        match op {
+            align::Op::Soft | align::Op::Ins => {
+                if qpos < q + n {
+                    return None;
+                }
+                q += n;
+            }
+            align::Op::Del => r += u64::from(n),
+            align::Op::Match => {
+                if qpos < q + n {
+                    return Some(r + u64::from(qpos - q));
+                }
+                q += n;
+                r += u64::from(n);
+            }
+        }
+    }
+    None
 }
 
 /// Base qualities for quality-aware scores (end-to-end), per strand.
@@ -285,6 +309,18 @@ pub fn gapped_mapq(
     let range = f64::from(sc.perfect(len) - floor).max(1.0);
     q *= (f64::from(best - floor) / range).clamp(0.0, 1.0).sqrt();
     q -= 4.343 * (1.0 + equal_second.saturating_sub(1) as f64).ln();
+    q.round().clamp(0.0, f64::from(MAPQ_MAX)) as u8
+}
+
+/// MAPQ of a proper pair scoring `best` against the next placement of the
+/// pair (`None`: there is none): 30 per mismatch's worth of score between
+/// them (bwa mem's 6 per point at its scores), within 0..=60.
+fn pair_mapq(mode: Mode, best: i32, next: Option<i32>) -> u8 {
+    let Some(next) = next else {
+        return MAPQ_MAX;
+    };
+    let sc = Scoring::of(mode);
+    let q = 30.0 * f64::from(best - next) / f64::from(sc.matched + sc.mismatch);
     q.round().clamp(0.0, f64::from(MAPQ_MAX)) as u8
 }
 
@@ -594,7 +630,7 @@ pub(super) fn format_pair(
                 .map(|p| p.0)
                 .chain(unpaired.filter(|&u| u < score || a1.len() + a2.len() > 2))
                 .max();
-            let qp = i32::from(gapped_mapq(mode, l1 + l2, score, next, 1));
+            let qp = i32::from(pair_mapq(mode, score, next));
             let s1 = i32::from(single_mapq(mode, l1, &a1, i));
             let s2 = i32::from(single_mapq(mode, l2, &a2, j));
             let q = |s: i32| s.max(qp.min(s + 40)).clamp(0, i32::from(MAPQ_MAX)) as u8;
