@@ -21,8 +21,11 @@ use super::*;
 /// net indel an alignment can have.
 const BAND: u64 = 32;
 
+/// Anchors of one chain extended at most (see [`align_seeded`]).
+const EXTEND_PER_CHAIN: usize = 3;
+
 /// Chains extended per read at most.
-const MAX_CHAINS: usize = 20;
+const MAX_CHAINS: usize = 100;
 
 /// Chains lighter than this fraction of the heaviest are not extended.
 const CHAIN_DROP: f64 = 0.3;
@@ -60,6 +63,12 @@ pub(super) fn ref_window(index: &Index, contig: u32, start: u64, end: u64) -> Ve
     out
 }
 
+/// A read's alignments.
+pub(super) struct Found {
+    /// Best first (see [`align_seeded`]).
+    pub(super) alns: Vec<Aligned>,
+}
+
 /// Seeds searched in lockstep (see [`seed::greedy_seeds_many`]).
 const SEED_LANES: usize = 32;
 
@@ -70,7 +79,7 @@ pub(super) fn align_reads(
     fm: &FmIndex<'_>,
     mode: Mode,
     reads: &[ReadView<'_>],
-) -> Vec<Vec<Aligned>> {
+) -> Vec<Found> {
     let codes: Vec<[Vec<u8>; 2]> = reads
         .iter()
         .map(|r| {
@@ -89,9 +98,63 @@ pub(super) fn align_reads(
                 seeds.next().expect("two per read"),
                 seeds.next().expect("two per read"),
             ];
-            align_seeded(index, fm, mode, r, c, &s)
+            Found {
+                alns: align_seeded(index, fm, mode, r, c, &s),
+            }
         })
         .collect()
+}
+
+/// Seeds of at least this many bases with at most [`RESEED_MAX_ROWS`]
+/// rows are searched again from their middle when the read also has a
+/// repeated seed (bwa mem's re-seeding, `-r 1.5`).
+const RESEED_MIN_LEN: u32 = 2 * seed::MIN_SEED as u32;
+
+/// See [`RESEED_MIN_LEN`] (bwa mem's `split_width`).
+const RESEED_MAX_ROWS: u64 = 10;
+
+/// A read in a repeat (one of its seeds has more than
+/// [`RESEED_MAX_ROWS`] rows) may match its true copy by a shorter exact
+/// match than a wrong copy's long one, which the greedy cover then never
+/// tries. For each long rare seed `[s, e)` of such a read, the longest
+/// match ending at its middle is added when it is at least
+/// [`seed::MIN_SEED`] long and has more rows than the seed (other copies).
+fn reseed(fm: &FmIndex<'_>, codes: [&Vec<u8>; 2], seeds: &[Vec<Seed>; 2]) -> [Vec<Seed>; 2] {
+    let mut out = seeds.clone();
+    if !seeds
+        .iter()
+        .flatten()
+        .any(|s| s.rows.len() > RESEED_MAX_ROWS)
+    {
+        return out;
+    }
+    for (k, v) in seeds.iter().enumerate() {
+        for x in v {
+            if x.len < RESEED_MIN_LEN || x.rows.len() > RESEED_MAX_ROWS {
+                continue;
+            }
+            let end = (x.qpos + x.len / 2) as usize + seed::MIN_SEED / 2;
+            let c = codes[k];
+            let mut iv = fm.full();
+            let mut start = end;
+            while start > 0 && c[start - 1] < 4 {
+                let next = fm.extend(iv, c[start - 1]);
+                if next.is_empty() {
+                    break;
+                }
+                iv = next;
+                start -= 1;
+            }
+            if end - start >= seed::MIN_SEED && iv.len() > x.rows.len() {
+                out[k].push(Seed {
+                    qpos: start as u32,
+                    len: (end - start) as u32,
+                    rows: iv,
+                });
+            }
+        }
+    }
+    out
 }
 
 /// The gapped alignments of a read given its codes and seeds on both
@@ -111,6 +174,7 @@ fn align_seeded(
     }
     let strands = [fwd, rc];
     let quals = Quals::new(read.qual, mode);
+    let seeds = &reseed(fm, [fwd, rc], seeds);
     let rare = seeds
         .iter()
         .flatten()
@@ -161,37 +225,40 @@ fn align_seeded(
         if c.weight < floor {
             break;
         }
-        let a = c.best_anchor();
-        // A chain whose best anchor an alignment already found aligns the
-        // same way adds nothing (one on another diagonal, a tandem copy,
-        // still gets its own extension).
-        let covered = out
-            .iter()
-            .any(|x| x.rev == a.rev && x.contig == a.contig && ref_at(x, a.qpos) == Some(a.rpos));
-        if covered {
-            continue;
-        }
-        let contig_len = index.layout.contigs[a.contig as usize].len;
-        let diag = a.diagonal();
-        let start = (diag - BAND as i64).max(0) as u64;
-        let end = ((diag + m as i64 + BAND as i64).max(0) as u64).min(contig_len);
-        if start >= end {
-            continue;
-        }
-        let window = ref_window(index, a.contig, start, end);
-        let codes = strands[usize::from(a.rev)];
-        if let Some(e) = align::extend(codes, &window, mode) {
-            let score = quals.score(codes, a.rev, &window, &e, mode);
-            if score >= min_score {
-                out.push(Aligned {
-                    contig: a.contig,
-                    pos: start + e.ref_start as u64,
-                    rev: a.rev,
-                    score,
-                    cigar: e.cigar,
-                    nm: e.nm,
-                    md: e.md,
-                });
+        // The chain's longest anchors, longest first: each one no alignment
+        // found so far aligns the same way is extended on its own diagonal
+        // (a chain can join two copies of a tandem repeat).
+        let mut anchors = c.anchors.clone();
+        anchors.sort_by_key(|a| (std::cmp::Reverse(a.len), a.qpos));
+        for a in anchors.into_iter().take(EXTEND_PER_CHAIN) {
+            let covered = out.iter().any(|x| {
+                x.rev == a.rev && x.contig == a.contig && ref_at(x, a.qpos) == Some(a.rpos)
+            });
+            if covered {
+                continue;
+            }
+            let contig_len = index.layout.contigs[a.contig as usize].len;
+            let diag = a.diagonal();
+            let start = (diag - BAND as i64).max(0) as u64;
+            let end = ((diag + m as i64 + BAND as i64).max(0) as u64).min(contig_len);
+            if start >= end {
+                continue;
+            }
+            let window = ref_window(index, a.contig, start, end);
+            let codes = strands[usize::from(a.rev)];
+            if let Some(e) = align::extend(codes, &window, mode) {
+                let score = quals.score(codes, a.rev, &window, &e, mode);
+                if score >= min_score {
+                    out.push(Aligned {
+                        contig: a.contig,
+                        pos: start + e.ref_start as u64,
+                        rev: a.rev,
+                        score,
+                        cigar: e.cigar,
+                        nm: e.nm,
+                        md: e.md,
+                    });
+                }
             }
         }
     }
@@ -263,8 +330,10 @@ impl Quals {
     }
 }
 
-/// Best first, ties in reference order; an alignment overlapping a better
-/// one on the same strand by half its span is dropped.
+/// Best first, ties in reference order; an alignment that aligns its first
+/// or middle aligned read base where a better one does (the same path,
+/// found from two anchors) is dropped. Alignments of the read to two copies
+/// of a tandem repeat both stay: they are alternatives (XS, MAPQ).
 fn dedup(alns: &mut Vec<Aligned>) {
     alns.sort_by(|a, b| {
         b.score
@@ -273,11 +342,26 @@ fn dedup(alns: &mut Vec<Aligned>) {
     });
     let mut kept: Vec<Aligned> = Vec::with_capacity(alns.len());
     for a in alns.drain(..) {
+        let len: u32 = a.cigar.iter().filter(|o| o.0.reads()).map(|o| o.1).sum();
+        let first = a
+            .cigar
+            .first()
+            .map_or(0, |o| if o.0 == align::Op::Soft { o.1 } else { 0 });
+        let last = len
+            - a.cigar.last().map_or(0, |o| {
+                if o.0 == align::Op::Soft && a.cigar.len() > 1 {
+                    o.1
+                } else {
+                    0
+                }
+            });
+        let probes = [first, (first + last) / 2];
         let dup = kept.iter().any(|k| {
-            k.rev == a.rev && k.contig == a.contig && {
-                let ov = k.end().min(a.end()).saturating_sub(k.pos.max(a.pos));
-                2 * ov >= a.span().min(k.span()).max(1)
-            }
+            k.rev == a.rev
+                && k.contig == a.contig
+                && probes
+                    .iter()
+                    .any(|&q| ref_at(&a, q).is_some() && ref_at(k, q) == ref_at(&a, q))
         });
         if !dup {
             kept.push(a);
@@ -562,7 +646,7 @@ fn rescue(
 }
 
 /// Pairs considered per mate.
-const PAIR_TOP: usize = 16;
+const PAIR_TOP: usize = 256;
 
 /// What [`format_pair`] wrote.
 pub(super) struct PairOut {
@@ -577,14 +661,15 @@ pub(super) fn format_pair(
     out: &mut Vec<u8>,
     r1: &ReadView<'_>,
     r2: &ReadView<'_>,
-    mut a1: Vec<Aligned>,
-    mut a2: Vec<Aligned>,
+    f1: Found,
+    f2: Found,
     mode: Mode,
     cfg: &MapConfig,
     pairing: &PairConfig,
     w: Window,
     index: &Index,
 ) -> PairOut {
+    let (mut a1, mut a2) = (f1.alns, f2.alns);
     let o = pairing.orientation;
     let name = base_name(r1.name);
     let v1 = ReadView { name, ..*r1 };
@@ -753,8 +838,8 @@ pub(super) fn process_batch(
                     ..((c + 1) * CHUNK_READS).min(batch.len()))
                     .map(|i| batch.get(i))
                     .collect();
-                for (read, alns) in reads.iter().zip(align_reads(index, &fm, mode, &reads)) {
-                    let w = format_single(&mut out, read, &alns, mode, cfg, index);
+                for (read, f) in reads.iter().zip(align_reads(index, &fm, mode, &reads)) {
+                    let w = format_single(&mut out, read, &f.alns, mode, cfg, index);
                     st.reads += 1;
                     st.bases += read.seq.len() as u64;
                     st.mapped += (w > 0) as u64;
@@ -766,7 +851,7 @@ pub(super) fn process_batch(
             .collect(),
         Some((mates, pairing)) => {
             let per = CHUNK_READS / 2;
-            let found: Vec<Vec<(Vec<Aligned>, Vec<Aligned>)>> = (0..batch.len().div_ceil(per))
+            let found: Vec<Vec<(Found, Found)>> = (0..batch.len().div_ceil(per))
                 .into_par_iter()
                 .map(|c| {
                     let range = c * per..((c + 1) * per).min(batch.len());
@@ -786,7 +871,7 @@ pub(super) fn process_batch(
                     .iter()
                     .flatten()
                     .take(want)
-                    .filter_map(|(a, b)| unique_fragment(a, b, pairing.orientation))
+                    .filter_map(|(a, b)| unique_fragment(&a.alns, &b.alns, pairing.orientation))
                     .filter(|&f| f <= crate::pair::ESTIMATE_MAX_FRAGMENT)
                     .collect();
                 *window = Some(estimated_window(&fragments, want, notices));
