@@ -227,6 +227,7 @@ struct Kept<B> {
 thread_local! {
     static LOCAL: std::cell::RefCell<Option<Kept<Block<true, true, true>>>> = const { std::cell::RefCell::new(None) };
     static ANCHORED: std::cell::RefCell<Option<Kept<Block<true, false, false, true, false>>>> = const { std::cell::RefCell::new(None) };
+    static SCORE: std::cell::RefCell<Option<Kept<Block<false, true, true>>>> = const { std::cell::RefCell::new(None) };
 }
 
 /// Runs `f` with a kept block of at least these bounds from `cell`.
@@ -385,6 +386,32 @@ fn ops_of(cigar: &Cigar) -> Vec<(Op, u32)> {
         push_op(&mut ops, op, o.len as u32);
     }
     ops
+}
+
+/// The best local alignment score of `read` in `window` under `mode`'s
+/// dynamic-program scores (no traceback: cheaper). It bounds what
+/// [`extend`] finds from above (local: the clip penalty only lowers it;
+/// end-to-end: the semi-global alignment is one of the local ones), so
+/// candidates can be ranked by it before any is extended in full.
+pub fn local_score(read: &[u8], window: &[u8], mode: Mode) -> i32 {
+    if read.is_empty() || window.is_empty() {
+        return 0;
+    }
+    let sc = Scoring::of(mode);
+    let size = block_size(window.len().max(read.len()));
+    let q = PaddedBytes::from_bytes::<NucMatrix>(&letters(read), size);
+    let r = PaddedBytes::from_bytes::<NucMatrix>(&letters(window), size);
+    with_block(&SCORE, read.len(), window.len(), size, Block::new, |a| {
+        a.align(
+            &q,
+            &r,
+            &sc.matrix(),
+            sc.gaps(),
+            MIN_BLOCK.min(size)..=size,
+            i32::MAX / 4,
+        );
+        a.res().score
+    })
 }
 
 /// The best local alignment: read `qs..qe` against window `rs..re`.

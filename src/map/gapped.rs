@@ -24,6 +24,11 @@ const BAND: u64 = 32;
 /// Anchors of one chain extended at most (see [`align_seeded`]).
 const EXTEND_PER_CHAIN: usize = 3;
 
+/// Candidates whose local score is more than this many mismatches' worth
+/// below the best candidate's are not extended in full: as second-best
+/// alignments they would leave MAPQ above 30 anyway.
+const EXTEND_MARGIN_MISMATCHES: i32 = 6;
+
 /// Chains extended per read at most.
 const MAX_CHAINS: usize = 100;
 
@@ -221,22 +226,24 @@ fn align_seeded(
     let floor = (f64::from(top.weight) * CHAIN_DROP) as u32;
     let min_score = Scoring::min_score(mode, m);
     let mut out: Vec<Aligned> = Vec::new();
+    // Candidates: the chains' longest anchors (up to EXTEND_PER_CHAIN of
+    // each, longest first; a chain can join two copies of a tandem repeat),
+    // one per diagonal and strand, ranked by their local score without
+    // traceback.
+    let mut cands: Vec<(i32, Anchor, u64, Vec<u8>)> = Vec::new();
+    let mut seen: Vec<(bool, u32, i64)> = Vec::new();
     for c in chains.iter().take(MAX_CHAINS) {
         if c.weight < floor {
             break;
         }
-        // The chain's longest anchors, longest first: each one no alignment
-        // found so far aligns the same way is extended on its own diagonal
-        // (a chain can join two copies of a tandem repeat).
         let mut anchors = c.anchors.clone();
         anchors.sort_by_key(|a| (std::cmp::Reverse(a.len), a.qpos));
         for a in anchors.into_iter().take(EXTEND_PER_CHAIN) {
-            let covered = out.iter().any(|x| {
-                x.rev == a.rev && x.contig == a.contig && ref_at(x, a.qpos) == Some(a.rpos)
-            });
-            if covered {
+            let key = (a.rev, a.contig, a.diagonal());
+            if seen.contains(&key) {
                 continue;
             }
+            seen.push(key);
             let contig_len = index.layout.contigs[a.contig as usize].len;
             let diag = a.diagonal();
             let start = (diag - BAND as i64).max(0) as u64;
@@ -245,20 +252,39 @@ fn align_seeded(
                 continue;
             }
             let window = ref_window(index, a.contig, start, end);
-            let codes = strands[usize::from(a.rev)];
-            if let Some(e) = align::extend(codes, &window, mode) {
-                let score = quals.score(codes, a.rev, &window, &e, mode);
-                if score >= min_score {
-                    out.push(Aligned {
-                        contig: a.contig,
-                        pos: start + e.ref_start as u64,
-                        rev: a.rev,
-                        score,
-                        cigar: e.cigar,
-                        nm: e.nm,
-                        md: e.md,
-                    });
-                }
+            let ub = align::local_score(strands[usize::from(a.rev)], &window, mode);
+            cands.push((ub, a, start, window));
+        }
+    }
+    cands.sort_by_key(|c| std::cmp::Reverse(c.0));
+    let best = cands.first().map_or(0, |c| c.0);
+    let sc = Scoring::of(mode);
+    let margin = EXTEND_MARGIN_MISMATCHES * (sc.matched + sc.mismatch);
+    for (ub, a, start, window) in cands {
+        if ub < best - margin {
+            break;
+        }
+        // An anchor an alignment already found aligns the same way adds
+        // nothing.
+        let covered = out
+            .iter()
+            .any(|x| x.rev == a.rev && x.contig == a.contig && ref_at(x, a.qpos) == Some(a.rpos));
+        if covered {
+            continue;
+        }
+        let codes = strands[usize::from(a.rev)];
+        if let Some(e) = align::extend(codes, &window, mode) {
+            let score = quals.score(codes, a.rev, &window, &e, mode);
+            if score >= min_score {
+                out.push(Aligned {
+                    contig: a.contig,
+                    pos: start + e.ref_start as u64,
+                    rev: a.rev,
+                    score,
+                    cigar: e.cigar,
+                    nm: e.nm,
+                    md: e.md,
+                });
             }
         }
     }
