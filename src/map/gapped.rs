@@ -260,9 +260,11 @@ fn align_seeded(
     let best = cands.first().map_or(0, |c| c.0);
     let sc = Scoring::of(mode);
     let margin = EXTEND_MARGIN_MISMATCHES * (sc.matched + sc.mismatch);
+    let mut pruned = Vec::new();
     for (ub, a, start, window) in cands {
         if ub < best - margin {
-            break;
+            pruned.push((a, start, window));
+            continue;
         }
         // An anchor an alignment already found aligns the same way adds
         // nothing.
@@ -287,6 +289,40 @@ fn align_seeded(
                 });
             }
         }
+    }
+    // Local: a low-scoring candidate for a part of the read the best
+    // alignment leaves out (a chimeric read's other part) is extended too.
+    if mode == Mode::Local
+        && let Some(p) = out.iter().max_by_key(|x| x.score)
+    {
+        let (ps, pe) = read_span(p, m as u32);
+        let mut extra = Vec::new();
+        for (a, start, window) in pruned {
+            let (s, e) = if a.rev {
+                (m as u32 - a.qpos - a.len, m as u32 - a.qpos)
+            } else {
+                (a.qpos, a.qpos + a.len)
+            };
+            let overlap = pe.min(e).saturating_sub(ps.max(s));
+            if 2 * overlap > a.len || extra.len() >= EXTEND_PER_CHAIN {
+                continue;
+            }
+            let codes = strands[usize::from(a.rev)];
+            if let Some(e) = align::extend(codes, &window, mode)
+                && e.score >= min_score
+            {
+                extra.push(Aligned {
+                    contig: a.contig,
+                    pos: start + e.ref_start as u64,
+                    rev: a.rev,
+                    score: e.score,
+                    cigar: e.cigar,
+                    nm: e.nm,
+                    md: e.md,
+                });
+            }
+        }
+        out.extend(extra);
     }
     dedup(&mut out);
     out
