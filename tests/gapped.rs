@@ -416,6 +416,18 @@ fn pairs_with_mate_rescue() {
             }
         }
         assert!(proper >= 285, "{flag}: {proper} of 300 proper");
+        // The same pairs for any -t and -K (the window comes from the given
+        // -I/-X here; estimated windows are tested in tests/paired.rs).
+        let small = [
+            "map", "-q", flag, "-I", "200", "-X", "400", "-t", "1", "-K", "4000", "ref.fa",
+            "r1.fq", "r2.fq",
+        ];
+        let again = run_ok(dir.path(), &small, None).stdout;
+        assert_eq!(
+            without_pg(&again),
+            without_pg(&out),
+            "{flag}: -t/-K change pairs"
+        );
         assert!(
             rescued >= 25,
             "{flag}: {rescued} of 30 hard mates rescued into proper pairs"
