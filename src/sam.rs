@@ -302,6 +302,8 @@ pub struct AlignedFields<'a> {
     pub xs: Option<i32>,
     /// SA:Z (the other parts of a chimeric read), without the tag.
     pub sa: &'a [u8],
+    /// XA:Z (alternative alignments), without the tag.
+    pub xa: &'a [u8],
 }
 
 /// Appends the CIGAR text of `cigar`.
@@ -351,7 +353,23 @@ pub fn push_aligned(
         out.extend_from_slice(b"\tSA:Z:");
         out.extend_from_slice(f.sa);
     }
+    if !f.xa.is_empty() {
+        out.extend_from_slice(b"\tXA:Z:");
+        out.extend_from_slice(f.xa);
+    }
     out.push(b'\n');
+}
+
+/// One XA:Z entry (`rname,±pos,CIGAR,NM;`, bwa mem's) for alignment `a`.
+pub fn push_xa_entry(out: &mut Vec<u8>, a: &Aligned, layout: &Layout) {
+    out.extend_from_slice(layout.contigs[a.contig as usize].name.as_bytes());
+    out.extend_from_slice(if a.rev { b",-" } else { b",+" });
+    push_int(out, a.pos + 1);
+    out.push(b',');
+    push_cigar(out, &a.cigar);
+    out.push(b',');
+    push_int(out, u64::from(a.nm));
+    out.push(b';');
 }
 
 /// One SA:Z entry (`rname,pos,strand,CIGAR,mapQ,NM;`) for alignment `a`.

@@ -558,11 +558,28 @@ fn write_read(
     if let (Some(k), Some(q)) = (supp, supp_q) {
         sam::push_sa_entry(&mut sa, &alns[k], q, layout);
     }
+    // XA: the other alignments within a fifth of the score range of the
+    // primary, when there are at most --max-xa of them (default mode only).
+    let sc = Scoring::of(mode);
+    let range = sc.perfect(len as usize) - Scoring::min_score(mode, len as usize);
+    let near: Vec<&Aligned> = alns
+        .iter()
+        .enumerate()
+        .filter(|&(k, a)| k != chosen && Some(k) != supp && 5 * (p.score - a.score) <= range)
+        .map(|(_, a)| a)
+        .collect();
+    let mut xa = Vec::new();
+    if cfg.report == Report::Best && near.len() <= cfg.max_xa {
+        for a in near {
+            sam::push_xa_entry(&mut xa, a, layout);
+        }
+    }
     let fields = AlignedFields {
         flag: 0,
         mapq,
         xs,
         sa: &sa,
+        xa: &xa,
     };
     let m = mate.map(|f| f(p));
     sam::push_aligned(out, read, p, fields, m.as_ref(), layout);
@@ -577,6 +594,7 @@ fn write_read(
             mapq: q,
             xs: None,
             sa: &sa,
+            xa: &[],
         };
         sam::push_aligned(out, read, a, fields, m.as_ref(), layout);
         written += 1;
@@ -598,6 +616,7 @@ fn write_read(
             mapq: 0,
             xs: None,
             sa: &[],
+            xa: &[],
         };
         sam::push_aligned(out, read, a, fields, m.as_ref(), layout);
         written += 1;
