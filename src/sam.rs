@@ -314,7 +314,8 @@ pub fn push_cigar(out: &mut Vec<u8>, cigar: &[(Op, u32)]) {
     }
 }
 
-/// Writes a gapped record: CIGAR with M/I/D/S, NM:i, MD:Z, AS:i, XS:i, SA:Z.
+/// Writes a gapped record: CIGAR with M/I/D/S, NM:i, MD:Z, AS:i, XS:i, SA:Z,
+/// XA:Z.
 pub fn push_aligned(
     out: &mut Vec<u8>,
     read: &ReadView<'_>,
