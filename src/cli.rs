@@ -13,6 +13,7 @@ use fmalign::index::{DEFAULT_SA_SAMPLE, DistAlgorithm, IndexConfig};
 use fmalign::map::{MapConfig, OutputFormat, PairConfig, Report, SearchMode};
 use fmalign::pair::Orientation;
 use fmalign::sa::SaAlgorithm;
+use fmalign::sam::ReadGroup;
 
 #[derive(Parser)]
 #[command(
@@ -197,6 +198,23 @@ pub struct MapArgs {
     /// Without -a, locate at most N hits of a read in full; reads with more report hits found from a name-seeded start, with X0 = rows
     #[arg(long, value_name = "N", default_value_t = MapConfig::default().max_locate)]
     pub max_locate: u64,
+    /// Read group: the @RG header line, bwa's syntax ('@RG\tID:s1\tSM:a\tPL:ILLUMINA'; \t or a literal tab between fields); every record gets RG:Z:<ID>
+    #[arg(
+        short = 'R',
+        long = "read-group",
+        value_name = "STR",
+        conflicts_with = "rg_id"
+    )]
+    pub read_group: Option<String>,
+    /// Read group ID, as bowtie2's --rg-id (with --rg for its other fields)
+    #[arg(long = "rg-id", value_name = "ID")]
+    pub rg_id: Option<String>,
+    /// A field of the read group set with --rg-id, as KEY:VALUE (repeatable; as bowtie2's --rg)
+    #[arg(long = "rg", value_name = "KEY:VALUE", requires = "rg_id")]
+    pub rg: Vec<String>,
+    /// No records for reads that did not align (for pairs: only when neither mate aligned), as bowtie2 --no-unal
+    #[arg(long = "no-unal")]
+    pub no_unal: bool,
     /// No log messages or progress bar (warnings and errors still print)
     #[arg(short, long)]
     pub quiet: bool,
@@ -276,6 +294,8 @@ impl MapArgs {
             kmer: self.kmer,
             max_locate: self.max_locate,
             mismatches: self.mismatches.unwrap_or(0),
+            read_group: None,
+            no_unal: self.no_unal,
             gapped: if self.end_to_end {
                 Some(Mode::EndToEnd)
             } else if self.local {
@@ -299,6 +319,25 @@ impl MapArgs {
                 }
             }),
         }
+    }
+
+    /// The read group of -R, or of --rg-id and --rg.
+    pub fn read_group(&self) -> anyhow::Result<Option<ReadGroup>> {
+        let line = match (&self.read_group, &self.rg_id) {
+            (Some(r), _) => r.clone(),
+            (None, Some(id)) => {
+                let mut l = format!("@RG\tID:{id}");
+                for f in &self.rg {
+                    l.push('\t');
+                    l.push_str(f);
+                }
+                l
+            }
+            (None, None) => return Ok(None),
+        };
+        ReadGroup::parse(&line)
+            .map(Some)
+            .map_err(anyhow::Error::msg)
     }
 
     /// Options that do not go together, with the reason.

@@ -179,7 +179,8 @@ fn run_index_distributed(a: &IndexArgs, cfg: &IndexConfig, out: &Path) -> Result
 
 fn run_map(a: MapArgs) -> Result<()> {
     a.check()?;
-    let cfg = a.config();
+    let mut cfg = a.config();
+    cfg.read_group = a.read_group()?;
     let pairing = a.pairing()?;
     let t = Instant::now();
     let index_path = resolve_index(&a.index)?;

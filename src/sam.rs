@@ -19,6 +19,68 @@ use crate::reference::Layout;
 /// inexact hits, so it cannot grade a unique hit further.)
 pub const MAPQ_UNIQUE: u8 = 37;
 
+/// A read group (`-R`): the `@RG` header line as given (tabs resolved) and
+/// its ID, which every record carries as `RG:Z`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadGroup {
+    /// The header line, without a newline.
+    pub line: String,
+    /// Its `ID` field.
+    pub id: String,
+}
+
+impl ReadGroup {
+    /// Parses bwa's `-R` syntax: `@RG\tID:s1\tSM:a`, where `\t` (a
+    /// backslash and a t) or a literal tab separates fields. Errors say
+    /// why: not starting with `@RG`, no `ID`, an empty or repeated field
+    /// tag, a newline.
+    pub fn parse(s: &str) -> std::result::Result<ReadGroup, String> {
+        if s.contains(['\n', '\r']) || s.contains("\\n") {
+            return Err(format!(
+                "read group '{s}' holds a newline; it must be one header line"
+            ));
+        }
+        let line = s.replace("\\t", "\t");
+        let mut fields = line.split('\t');
+        if fields.next() != Some("@RG") {
+            return Err(format!(
+                "read group '{s}' must start with @RG and a tab (\\t), as '@RG\\tID:s1\\tSM:a'"
+            ));
+        }
+        let mut id = None;
+        let mut seen = Vec::new();
+        for f in fields {
+            let ok = f.len() > 3
+                && f.as_bytes()[2] == b':'
+                && f[..2].chars().all(|c| c.is_ascii_alphanumeric());
+            if !ok {
+                return Err(format!("read group '{s}': field {f:?} is not TAG:VALUE"));
+            }
+            if seen.contains(&&f[..2]) {
+                return Err(format!("read group '{s}': tag {} appears twice", &f[..2]));
+            }
+            seen.push(&f[..2]);
+            if &f[..2] == "ID" {
+                id = Some(f[3..].to_owned());
+            }
+        }
+        let id = id.ok_or_else(|| format!("read group '{s}' has no ID field (ID:...)"))?;
+        Ok(ReadGroup { line, id })
+    }
+}
+
+/// Inserts `line` (an `@RG` line) before the first `@PG` line of a SAM
+/// header's text.
+pub fn insert_header_line(header: &mut Vec<u8>, line: &str) {
+    let at = header
+        .windows(4)
+        .position(|w| w == b"\n@PG")
+        .map_or(header.len(), |p| p + 1);
+    let mut l = line.as_bytes().to_vec();
+    l.push(b'\n');
+    header.splice(at..at, l);
+}
+
 /// The SAM header: `@HD VN:1.6 SO:unsorted`, one `@SQ` per contig with
 /// `SN`, `LN` and `M5`, and `@PG` with `ID`, `PN`, `VN` and `CL`.
 pub fn header(layout: &Layout, command_line: &str) -> Result<Vec<u8>> {

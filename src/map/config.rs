@@ -89,6 +89,11 @@ pub struct MapConfig {
     /// Gapped alignment (`--end-to-end`, `--local`); `None`: ungapped
     /// (exact or `-v K`).
     pub gapped: Option<crate::align::Mode>,
+    /// `-R`: the `@RG` line in the header and `RG:Z` on every record.
+    pub read_group: Option<crate::sam::ReadGroup>,
+    /// `--no-unal`: no records for unaligned reads (for pairs: for pairs
+    /// with neither mate aligned).
+    pub no_unal: bool,
 }
 
 /// Options of paired-end mapping.
@@ -212,6 +217,8 @@ impl Default for MapConfig {
             device: Device::Auto,
             format: OutputFormat::Sam,
             gapped: None,
+            read_group: None,
+            no_unal: false,
         }
     }
 }

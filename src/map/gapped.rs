@@ -904,6 +904,7 @@ pub(super) fn process_batch(
 ) -> std::io::Result<Vec<(Vec<u8>, MapStats)>> {
     let fm = index.fm();
     let finish = |out: &mut Vec<u8>| -> std::io::Result<()> {
+        post_process(out, cfg);
         if let Some(header) = bam {
             *out = sam_to_bam(header, out)?;
         }

@@ -150,6 +150,7 @@ fn process_batch(
     };
     let mut stats = MapStats::default();
     let finish = |out: &mut Vec<u8>| -> std::io::Result<()> {
+        post_process(out, cfg);
         if let Some(header) = bam {
             *out = sam_to_bam(header, out)?;
         }
@@ -337,8 +338,11 @@ pub fn map_reads<W: Write + Send>(
         ));
     }
     let pool = crate::thread_pool(cfg.threads)?;
-    let (header, bam) = output_header(sam::header(&index.layout, command_line)?, cfg.format)
-        .map_err(|e| Error::io(out_name, e))?;
+    let mut text = sam::header(&index.layout, command_line)?;
+    if let Some(rg) = &cfg.read_group {
+        sam::insert_header_line(&mut text, &rg.line);
+    }
+    let (header, bam) = output_header(text, cfg.format).map_err(|e| Error::io(out_name, e))?;
     let table = pool.install(|| KmerTable::new(&index.fm(), cfg.kmer));
     let mut notices = Vec::new();
     let dev = open_device(index, cfg, &mut notices);

@@ -181,6 +181,42 @@ pub(super) fn format_pair(
     }
 }
 
+/// What the options change in a chunk's finished SAM records: records of
+/// unaligned reads dropped (`--no-unal`: flag 4, and for a paired read
+/// flag 8 too) and `RG:Z:<ID>` appended (`-R`).
+pub(super) fn post_process(text: &mut Vec<u8>, cfg: &MapConfig) {
+    if cfg.read_group.is_none() && !cfg.no_unal {
+        return;
+    }
+    let tag = cfg
+        .read_group
+        .as_ref()
+        .map(|rg| format!("\tRG:Z:{}", rg.id).into_bytes());
+    let mut out = Vec::with_capacity(text.len() + text.len() / 16);
+    for line in text.split_inclusive(|&b| b == b'\n') {
+        if cfg.no_unal {
+            let flag: u16 = line
+                .split(|&b| b == b'\t')
+                .nth(1)
+                .and_then(|f| std::str::from_utf8(f).ok())
+                .and_then(|f| f.parse().ok())
+                .unwrap_or(0);
+            if flag & 4 != 0 && (flag & 1 == 0 || flag & 8 != 0) {
+                continue;
+            }
+        }
+        match &tag {
+            Some(t) => {
+                out.extend_from_slice(&line[..line.len() - 1]);
+                out.extend_from_slice(t);
+                out.push(b'\n');
+            }
+            None => out.extend_from_slice(line),
+        }
+    }
+    *text = out;
+}
+
 /// Uncompressed bytes per BGZF block (the limit htslib and noodles use, so
 /// that a block of incompressible data still fits its 16-bit size field).
 pub(super) const BGZF_BLOCK: usize = 65280;

@@ -1,0 +1,192 @@
+//! What a pipeline step needs of `fmalign map`: read groups (`-R`,
+//! `--rg-id`/`--rg`), `--no-unal`, and help texts that read as plain words.
+
+mod common;
+
+use common::*;
+
+/// lambda, indexed, with reads: 20 sampled from it (mapped), 5 random
+/// (unmapped).
+fn setup() -> (tempfile::TempDir, Vec<FqRead>) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(test_data("lambda_virus.fa"), dir.path().join("ref.fa")).unwrap();
+    run_ok(dir.path(), &["index", "-q", "ref.fa"], None);
+    let refs = parse_fasta(&std::fs::read(dir.path().join("ref.fa")).unwrap());
+    let mut rng = Rng::new(23);
+    let seq = &refs[0].seq;
+    let mut reads: Vec<FqRead> = (0..20)
+        .map(|i| {
+            let at = rng.below((seq.len() - 100) as u64) as usize;
+            let w = seq[at..at + 100].to_vec();
+            FqRead {
+                name: format!("r{i}"),
+                seq: if i % 2 == 0 { w } else { revcomp(&w) },
+                qual: vec![b'I'; 100],
+            }
+        })
+        .collect();
+    for i in 0..5 {
+        reads.push(FqRead {
+            name: format!("junk{i}"),
+            seq: rng.bases(60),
+            qual: vec![b'I'; 60],
+        });
+    }
+    std::fs::write(dir.path().join("r.fq"), fastq_text(&reads)).unwrap();
+    (dir, reads)
+}
+
+/// -R in bwa's syntax (`\t` escapes) and with literal tabs, and
+/// --rg-id/--rg: the header line as given, before @PG; RG:Z:<ID> on every
+/// record, in SAM and BAM (samtools view -r keeps them all).
+#[test]
+fn read_group_in_header_and_on_every_record() {
+    let (dir, reads) = setup();
+    let want = "@RG\tID:s1\tSM:a\tPL:ILLUMINA";
+    for (args, line) in [
+        (vec!["-R", r"@RG\tID:s1\tSM:a\tPL:ILLUMINA"], want),
+        (vec!["-R", want], want),
+        (
+            vec!["--rg-id", "s1", "--rg", "SM:a", "--rg", "PL:ILLUMINA"],
+            want,
+        ),
+        (
+            vec!["--local", "-R", r"@RG\tID:s1\tSM:a\tPL:ILLUMINA"],
+            want,
+        ),
+    ] {
+        let mut all = vec!["map", "-q"];
+        all.extend(&args);
+        all.extend(["ref.fa", "r.fq"]);
+        let out = run_ok(dir.path(), &all, None).stdout;
+        let (header, recs) = parse_sam(&out);
+        let rg: Vec<&String> = header.iter().filter(|h| h.starts_with("@RG")).collect();
+        assert_eq!(rg, vec![line], "{args:?}");
+        let rg_at = header.iter().position(|h| h.starts_with("@RG")).unwrap();
+        let pg_at = header.iter().position(|h| h.starts_with("@PG")).unwrap();
+        assert!(rg_at < pg_at);
+        assert_eq!(recs.len(), reads.len());
+        for r in &recs {
+            assert_eq!(r.tag("RG"), Some("s1"), "{r:?}");
+        }
+        if have_samtools() {
+            let mut bam = all.clone();
+            bam.splice(2..2, ["-o", "o.bam"]);
+            run_ok(dir.path(), &bam, None);
+            samtools(dir.path(), &["quickcheck", "o.bam"]);
+            let h = String::from_utf8(samtools(dir.path(), &["view", "-H", "o.bam"])).unwrap();
+            assert!(h.contains(&format!("{line}\n")), "{h}");
+            let kept = samtools(dir.path(), &["view", "-c", "-r", "s1", "o.bam"]);
+            assert_eq!(
+                String::from_utf8(kept).unwrap().trim(),
+                reads.len().to_string()
+            );
+        }
+    }
+}
+
+/// Malformed read groups are errors that say why.
+#[test]
+fn bad_read_groups() {
+    let (dir, _) = setup();
+    for (rg, why) in [
+        (r"ID:s1\tSM:a", "must start with @RG"),
+        (r"@RG\tSM:a", "has no ID"),
+        ("@RG\tID:a\nSM:b", "newline"),
+        (r"@RG\tID:a\nSM:b", "newline"),
+        (r"@RG\tID:a\tID:b", "appears twice"),
+        (r"@RG\tID:a\tSM", "is not TAG:VALUE"),
+    ] {
+        let args = ["map", "-q", "-R", rg, "ref.fa", "r.fq"];
+        let out = run_in(dir.path(), &args, None);
+        assert!(!out.status.success(), "{}", describe(&args, &out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(why), "{}", describe(&args, &out));
+    }
+}
+
+/// --no-unal drops exactly the unmapped records; for pairs, a pair keeps
+/// both records when one mate aligned.
+#[test]
+fn no_unal_drops_unaligned_records() {
+    let (dir, reads) = setup();
+    let all = run_ok(dir.path(), &["map", "-q", "ref.fa", "r.fq"], None).stdout;
+    let kept = run_ok(
+        dir.path(),
+        &["map", "-q", "--no-unal", "ref.fa", "r.fq"],
+        None,
+    )
+    .stdout;
+    let (_, all) = parse_sam(&all);
+    let (_, kept) = parse_sam(&kept);
+    let mapped: Vec<&SamRec> = all.iter().filter(|r| !r.unmapped()).collect();
+    assert_eq!(mapped.len(), 20);
+    assert_eq!(kept.iter().collect::<Vec<_>>(), mapped);
+    // Pairs: mate 2 of the first five pairs is junk.
+    let m1: Vec<FqRead> = reads[..10].to_vec();
+    let mut m2: Vec<FqRead> = reads[10..20].to_vec();
+    for (k, r) in m2.iter_mut().enumerate() {
+        if k < 5 {
+            r.seq = reads[20 + k].seq.clone();
+            r.qual = reads[20 + k].qual.clone();
+        }
+    }
+    let names = |v: &[FqRead], s: &str| -> Vec<FqRead> {
+        v.iter()
+            .enumerate()
+            .map(|(i, r)| FqRead {
+                name: format!("p{i}/{s}"),
+                ..r.clone()
+            })
+            .collect()
+    };
+    std::fs::write(dir.path().join("a.fq"), fastq_text(&names(&m1, "1"))).unwrap();
+    std::fs::write(dir.path().join("b.fq"), fastq_text(&names(&m2, "2"))).unwrap();
+    let args = [
+        "map",
+        "-q",
+        "--no-unal",
+        "-X",
+        "100000",
+        "ref.fa",
+        "a.fq",
+        "b.fq",
+    ];
+    let (_, recs) = parse_sam(&run_ok(dir.path(), &args, None).stdout);
+    assert_eq!(
+        recs.len(),
+        20,
+        "every pair has an aligned mate 1: both records kept"
+    );
+    assert_eq!(recs.iter().filter(|r| r.unmapped()).count(), 5);
+    // Both mates junk: no records.
+    std::fs::write(
+        dir.path().join("a.fq"),
+        fastq_text(&names(&reads[20..25], "1")),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("b.fq"),
+        fastq_text(&names(&reads[20..25], "2")),
+    )
+    .unwrap();
+    let (_, recs) = parse_sam(&run_ok(dir.path(), &args, None).stdout);
+    assert!(recs.is_empty(), "{recs:?}");
+}
+
+/// Every subcommand's help reads as plain words and numbers: no rustdoc
+/// links or paths.
+#[test]
+fn help_texts_are_plain() {
+    let dir = tempfile::tempdir().unwrap();
+    for cmd in ["index", "map", "info", "check"] {
+        let out = run_ok(dir.path(), &[cmd, "--help"], None).stdout;
+        let text = String::from_utf8(out).unwrap();
+        for bad in ["[`", "`]", "crate::", "::", "[GPU_AUTO"] {
+            assert!(
+                !text.contains(bad),
+                "fmalign {cmd} --help shows {bad:?}:\n{text}"
+            );
+        }
+    }
+}
