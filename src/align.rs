@@ -205,9 +205,14 @@ fn letters(codes: &[u8]) -> Vec<u8> {
     codes.iter().map(|&c| b"ACGTN"[c.min(4) as usize]).collect()
 }
 
-/// The smallest power of two above `n`, at least 32.
+/// The largest block: block-aligner's trace memory grows with it (and it
+/// refuses 2^16), so long windows (mate rescue with a large `-X`) are
+/// covered by moving blocks instead.
+const MAX_BLOCK: usize = 1024;
+
+/// The smallest power of two above `n`, at least 32, at most [`MAX_BLOCK`].
 fn block_size(n: usize) -> usize {
-    (n + 1).next_power_of_two().max(32)
+    (n + 1).next_power_of_two().clamp(32, MAX_BLOCK)
 }
 
 /// Smallest block block-aligner starts with (it grows blocks up to the

@@ -259,6 +259,10 @@ fn run_map(a: MapArgs) -> Result<()> {
             ),
         );
     }
+    if !a.quiet {
+        // bowtie2's layout, unprefixed: MultiQC's bowtie2 module reads it.
+        eprint!("{}", stats.summary.bowtie2_text(paired));
+    }
     log(
         a.quiet,
         format_args!(

@@ -190,3 +190,74 @@ fn help_texts_are_plain() {
         }
     }
 }
+
+/// The number before the line of stderr that ends with `tail`.
+fn count(stderr: &str, tail: &str) -> u64 {
+    let line = stderr
+        .lines()
+        .find(|l| l.trim_end().ends_with(tail))
+        .unwrap_or_else(|| panic!("no line ending {tail:?} in\n{stderr}"));
+    line.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+/// The summary on stderr has bowtie2's lines (what MultiQC's bowtie2 module
+/// parses) and counts that agree with the records; -q leaves it out.
+#[test]
+fn summary_agrees_with_the_records() {
+    let (dir, reads) = setup();
+    let out = run_ok(dir.path(), &["map", "ref.fa", "r.fq"], None);
+    let err = String::from_utf8(out.stderr).unwrap();
+    let (_, recs) = parse_sam(&out.stdout);
+    let mapped = recs.iter().filter(|r| !r.unmapped()).count() as u64;
+    assert_eq!(count(&err, "reads; of these:"), reads.len() as u64);
+    assert_eq!(count(&err, "were unpaired; of these:"), reads.len() as u64);
+    assert_eq!(count(&err, "aligned 0 times"), reads.len() as u64 - mapped);
+    let once = count(&err, "aligned exactly 1 time");
+    let multi = count(&err, "aligned >1 times");
+    assert_eq!(once + multi, mapped);
+    let multi_records = recs
+        .iter()
+        .filter(|r| r.tag("X0").is_some_and(|x| x != "1"))
+        .count() as u64;
+    assert_eq!(multi, multi_records);
+    assert!(err.contains(&format!(
+        "{:.2}% overall alignment rate",
+        100.0 * mapped as f64 / reads.len() as f64
+    )));
+    let quiet = run_ok(dir.path(), &["map", "-q", "ref.fa", "r.fq"], None);
+    assert!(
+        quiet.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&quiet.stderr)
+    );
+    // Pairs (gapped): concordant pairs are the records flagged 0x2.
+    let (m1, m2): (Vec<FqRead>, Vec<FqRead>) = (0..10)
+        .map(|i| {
+            let a = &reads[2 * i];
+            let b = &reads[2 * i + 1];
+            (
+                FqRead {
+                    name: format!("p{i}/1"),
+                    ..a.clone()
+                },
+                FqRead {
+                    name: format!("p{i}/2"),
+                    ..b.clone()
+                },
+            )
+        })
+        .unzip();
+    std::fs::write(dir.path().join("a.fq"), fastq_text(&m1)).unwrap();
+    std::fs::write(dir.path().join("b.fq"), fastq_text(&m2)).unwrap();
+    let args = ["map", "--local", "-X", "50000", "ref.fa", "a.fq", "b.fq"];
+    let out = run_ok(dir.path(), &args, None);
+    let err = String::from_utf8(out.stderr).unwrap();
+    let (_, recs) = parse_sam(&out.stdout);
+    let proper = recs.iter().filter(|r| r.flag & 0x902 == 2).count() as u64 / 2;
+    assert_eq!(count(&err, "were paired; of these:"), 10);
+    let c0 = count(&err, "aligned concordantly 0 times");
+    let c1 = count(&err, "aligned concordantly exactly 1 time");
+    let cm = count(&err, "aligned concordantly >1 times");
+    assert_eq!(c0 + c1 + cm, 10);
+    assert_eq!(c1 + cm, proper);
+}

@@ -265,6 +265,8 @@ pub struct MapStats {
     pub device: Ran,
     /// One-line notices (why the GPU was not used).
     pub notices: Vec<String>,
+    /// How many times reads and pairs aligned (bowtie2's summary).
+    pub summary: super::summary::Summary,
 }
 
 impl MapStats {
@@ -278,5 +280,6 @@ impl MapStats {
         self.notices.extend(other.notices.iter().cloned());
         self.gpu_fallbacks += other.gpu_fallbacks;
         self.located += other.located;
+        self.summary.add(&other.summary);
     }
 }

@@ -415,6 +415,16 @@ pub(super) enum ReadHits {
     },
 }
 
+impl ReadHits {
+    /// How many alignments the read has (rows, when sampled).
+    pub(super) fn count(&self) -> u64 {
+        match self {
+            ReadHits::All(v) => v.len() as u64,
+            ReadHits::Sampled { best, next, .. } => best + next,
+        }
+    }
+}
+
 /// Exact hits of one read on both strands (no k-mer table).
 pub fn exact_hits(fm: &FmIndex<'_>, segments: &Segments, seq: &[u8]) -> Vec<Hit> {
     exact_hits_many(fm, &KmerTable::new(fm, 0), segments, &[seq])

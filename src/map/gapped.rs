@@ -45,6 +45,10 @@ const PEN_UNPAIRED_MISMATCHES: i32 = 3;
 /// MAPQ of a unique alignment far above any other.
 pub const MAPQ_MAX: u8 = 60;
 
+/// Mate rescue looks at most this far either side of the aligned mate
+/// (however large `-X` is).
+const RESCUE_SPAN: u64 = 2000;
+
 /// Alignments of a mate tried as anchors of a mate rescue.
 const RESCUE_FROM: usize = 3;
 
@@ -698,8 +702,9 @@ fn rescue(
             _ => !a.rev,
         };
         let contig_len = index.layout.contigs[a.contig as usize].len;
-        let start = a.pos.saturating_sub(w.max);
-        let end = (a.end() + w.max).min(contig_len);
+        let span = w.max.min(RESCUE_SPAN);
+        let start = a.pos.saturating_sub(span);
+        let end = (a.end() + span).min(contig_len);
         if start >= end {
             continue;
         }
@@ -734,6 +739,11 @@ pub(super) struct PairOut {
     pub(super) mate1: usize,
     pub(super) mate2: usize,
     pub(super) proper: bool,
+    /// Proper pairs found (0 when the mates are placed apart).
+    pub(super) pairs_found: u64,
+    /// Alignments of each mate (rescued ones included).
+    pub(super) alns1: u64,
+    pub(super) alns2: u64,
 }
 
 /// Rescues, pairs and writes the records of a pair.
@@ -874,6 +884,9 @@ pub(super) fn format_pair(
         mate1,
         mate2,
         proper,
+        pairs_found: if proper { pairs.len() as u64 } else { 0 },
+        alns1: a1.len() as u64,
+        alns2: a2.len() as u64,
     }
 }
 
@@ -926,6 +939,7 @@ pub(super) fn process_batch(
                     st.bases += read.seq.len() as u64;
                     st.mapped += (w > 0) as u64;
                     st.alignments += w as u64;
+                    st.summary.single(f.alns.len() as u64);
                 }
                 finish(&mut out)?;
                 Ok((out, st))
@@ -975,6 +989,7 @@ pub(super) fn process_batch(
                         st.alignments += (p.mate1 + p.mate2) as u64;
                         st.pairs += 1;
                         st.proper += u64::from(p.proper);
+                        st.summary.pair(p.pairs_found, p.alns1, p.alns2);
                     }
                     finish(&mut out)?;
                     Ok((out, st))

@@ -32,11 +32,13 @@ mod choose;
 mod config;
 mod find;
 mod gapped;
+mod summary;
 mod write;
 
 use choose::*;
 pub use config::*;
 pub use find::*;
+pub use summary::Summary;
 use write::*;
 
 /// Reads per formatting chunk: large enough to amortise, small enough to
@@ -182,6 +184,7 @@ fn process_batch(
                     st.bases += read.seq.len() as u64;
                     st.mapped += (w > 0) as u64;
                     st.alignments += w as u64;
+                    st.summary.single(found.count());
                 }
                 finish(&mut out)?;
                 Ok((out, st))
@@ -241,6 +244,8 @@ fn process_batch(
                         st.alignments += (w.mate1 + w.mate2) as u64;
                         st.pairs += 1;
                         st.proper += u64::from(w.proper);
+                        st.summary
+                            .pair(w.pairs_found, hits[k].count(), hits[n + k].count());
                     }
                     finish(&mut out)?;
                     Ok((out, st))

@@ -119,6 +119,8 @@ pub(super) struct PairWritten {
     pub(super) mate2: usize,
     /// The pair is proper (flag 0x2).
     pub(super) proper: bool,
+    /// Proper pairs found: 0, 1, or 2 for more than one.
+    pub(super) pairs_found: u64,
 }
 
 /// Appends the records of a pair (mate 1 then mate 2).
@@ -178,6 +180,7 @@ pub(super) fn format_pair(
         mate1: format_read(out, &v1, s1.as_ref(), cfg, index, Some(&c1)),
         mate2: format_read(out, &v2, s2.as_ref(), cfg, index, Some(&c2)),
         proper,
+        pairs_found: choice.map_or(0, |c| if c.unique { 1 } else { 2 }),
     }
 }
 
