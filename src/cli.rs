@@ -212,6 +212,18 @@ pub struct MapArgs {
     /// A field of the read group set with --rg-id, as KEY:VALUE (repeatable; as bowtie2's --rg)
     #[arg(long = "rg", value_name = "KEY:VALUE", requires = "rg_id")]
     pub rg: Vec<String>,
+    /// Write the reads that did not align here, as FASTQ in input order (gzip when the name ends in .gz); single-end input, as bowtie2 --un
+    #[arg(long = "un", value_name = "FILE")]
+    pub un: Option<PathBuf>,
+    /// Write the reads that aligned here, as --un does the others (as bowtie2 --al)
+    #[arg(long = "al", value_name = "FILE")]
+    pub al: Option<PathBuf>,
+    /// Write the pairs that did not align as proper pairs here: a % in the name becomes 1 and 2 for the mates, else .1 and .2 go before the extension (as bowtie2 --un-conc)
+    #[arg(long = "un-conc", value_name = "FILE")]
+    pub un_conc: Option<PathBuf>,
+    /// Write the pairs that aligned as proper pairs here, named as for --un-conc (as bowtie2 --al-conc)
+    #[arg(long = "al-conc", value_name = "FILE")]
+    pub al_conc: Option<PathBuf>,
     /// No records for reads that did not align (for pairs: only when neither mate aligned), as bowtie2 --no-unal
     #[arg(long = "no-unal")]
     pub no_unal: bool,

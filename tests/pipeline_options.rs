@@ -261,3 +261,121 @@ fn summary_agrees_with_the_records() {
     assert_eq!(c0 + c1 + cm, 10);
     assert_eq!(c1 + cm, proper);
 }
+
+/// The names of the FASTQ records in `text`.
+fn fastq_names(text: &[u8]) -> Vec<String> {
+    parse_fastq(text).into_iter().map(|r| r.name).collect()
+}
+
+/// --un/--al: the unaligned and aligned reads as given (names, bases,
+/// qualities), in input order, gzip when the name ends in .gz; pairs:
+/// --un-conc with a % and --al-conc without, by the proper-pair flag; the
+/// wrong kind of option for the input is an error; a failed run leaves no
+/// file.
+#[test]
+fn un_and_al_copy_reads_by_outcome() {
+    let (dir, reads) = setup();
+    let args = [
+        "map", "-q", "--un", "un.fq", "--al", "al.fq.gz", "ref.fa", "r.fq",
+    ];
+    let out = run_ok(dir.path(), &args, None).stdout;
+    let (_, recs) = parse_sam(&out);
+    let un = std::fs::read(dir.path().join("un.fq")).unwrap();
+    let al = read_maybe_gz(&dir.path().join("al.fq.gz"));
+    let by_name = |n: &str| reads.iter().find(|r| r.name == n).unwrap().clone();
+    let want_un: Vec<FqRead> = recs
+        .iter()
+        .filter(|r| r.unmapped())
+        .map(|r| by_name(&r.qname))
+        .collect();
+    let want_al: Vec<FqRead> = recs
+        .iter()
+        .filter(|r| !r.unmapped())
+        .map(|r| by_name(&r.qname))
+        .collect();
+    assert_eq!(parse_fastq(&un), want_un);
+    assert_eq!(parse_fastq(&al), want_al);
+    assert_eq!(want_un.len(), 5);
+    // Pairs.
+    let m1: Vec<FqRead> = (0..12)
+        .map(|i| FqRead {
+            name: format!("p{i}/1"),
+            ..reads[i].clone()
+        })
+        .collect();
+    let m2: Vec<FqRead> = (0..12)
+        .map(|i| FqRead {
+            name: format!("p{i}/2"),
+            ..reads[13 + i % 12].clone()
+        })
+        .collect();
+    std::fs::write(dir.path().join("a.fq"), fastq_text(&m1)).unwrap();
+    std::fs::write(dir.path().join("b.fq"), fastq_text(&m2)).unwrap();
+    let args = [
+        "map",
+        "-q",
+        "--local",
+        "--un-conc",
+        "un%.fq",
+        "--al-conc",
+        "al.fq.gz",
+        "-X",
+        "5000",
+        "ref.fa",
+        "a.fq",
+        "b.fq",
+    ];
+    let (_, recs) = parse_sam(&run_ok(dir.path(), &args, None).stdout);
+    let proper: Vec<&SamRec> = recs.iter().filter(|r| r.flag & 0x942 == 0x42).collect();
+    let improper: Vec<&SamRec> = recs.iter().filter(|r| r.flag & 0x942 == 0x40).collect();
+    assert_eq!(proper.len() + improper.len(), 12);
+    let names = |v: &[&SamRec], m: u32| -> Vec<String> {
+        v.iter().map(|r| format!("{}/{m}", r.qname)).collect()
+    };
+    let file = |n: &str| read_maybe_gz(&dir.path().join(n));
+    assert_eq!(fastq_names(&file("un1.fq")), names(&improper, 1));
+    assert_eq!(fastq_names(&file("un2.fq")), names(&improper, 2));
+    assert_eq!(fastq_names(&file("al.1.fq.gz")), names(&proper, 1));
+    assert_eq!(fastq_names(&file("al.2.fq.gz")), names(&proper, 2));
+    let m2_of: Vec<FqRead> = parse_fastq(&file("al.2.fq.gz"));
+    for r in &m2_of {
+        assert!(m2.contains(r), "mate 2 copied as given: {r:?}");
+    }
+    // The wrong option for the input.
+    for (args, why) in [
+        (
+            vec!["--un", "x.fq", "ref.fa", "a.fq", "b.fq"],
+            "for pairs use --un-conc",
+        ),
+        (
+            vec!["--al-conc", "x.fq", "ref.fa", "r.fq"],
+            "for single-end reads use --un",
+        ),
+    ] {
+        let mut all = vec!["map", "-q"];
+        all.extend(args);
+        let out = run_in(dir.path(), &all, None);
+        assert!(!out.status.success());
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(why),
+            "{}",
+            describe(&all, &out)
+        );
+    }
+    // A run that fails (a truncated FASTQ at the end) leaves no copy.
+    let mut bad = fastq_text(&reads);
+    bad.extend_from_slice(b"@cut\nACGT\n+\n");
+    std::fs::write(dir.path().join("bad.fq"), bad).unwrap();
+    let all = [
+        "map", "-q", "--un", "u2.fq", "--al", "a2.fq", "ref.fa", "bad.fq",
+    ];
+    let out = run_in(dir.path(), &all, None);
+    assert!(!out.status.success(), "{}", describe(&all, &out));
+    for f in std::fs::read_dir(dir.path()).unwrap() {
+        let n = f.unwrap().file_name().into_string().unwrap();
+        assert!(
+            !n.starts_with("u2") && !n.starts_with("a2") && !n.contains("tmp"),
+            "{n} left behind"
+        );
+    }
+}

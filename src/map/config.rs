@@ -267,6 +267,9 @@ pub struct MapStats {
     pub notices: Vec<String>,
     /// How many times reads and pairs aligned (bowtie2's summary).
     pub summary: super::summary::Summary,
+    /// Per read (single) or pair, in input order, whether it aligned (a
+    /// pair: concordantly): collected for `--un`/`--al` only.
+    pub(super) status: Vec<bool>,
 }
 
 impl MapStats {
@@ -281,5 +284,6 @@ impl MapStats {
         self.gpu_fallbacks += other.gpu_fallbacks;
         self.located += other.located;
         self.summary.add(&other.summary);
+        self.status.extend_from_slice(&other.status);
     }
 }

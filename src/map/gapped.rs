@@ -914,9 +914,13 @@ pub(super) fn process_batch(
     bam: Option<&noodles_sam::Header>,
     window: &mut Option<Window>,
     notices: &mut Vec<String>,
+    status: bool,
 ) -> std::io::Result<Vec<(Vec<u8>, MapStats)>> {
     let fm = index.fm();
-    let finish = |out: &mut Vec<u8>| -> std::io::Result<()> {
+    let finish = |out: &mut Vec<u8>, st: &mut MapStats| -> std::io::Result<()> {
+        if status {
+            st.status = read_status(out, mates.is_some());
+        }
         post_process(out, cfg);
         if let Some(header) = bam {
             *out = sam_to_bam(header, out)?;
@@ -941,7 +945,7 @@ pub(super) fn process_batch(
                     st.alignments += w as u64;
                     st.summary.single(f.alns.len() as u64);
                 }
-                finish(&mut out)?;
+                finish(&mut out, &mut st)?;
                 Ok((out, st))
             })
             .collect(),
@@ -991,7 +995,7 @@ pub(super) fn process_batch(
                         st.proper += u64::from(p.proper);
                         st.summary.pair(p.pairs_found, p.alns1, p.alns2);
                     }
-                    finish(&mut out)?;
+                    finish(&mut out, &mut st)?;
                     Ok((out, st))
                 })
                 .collect()

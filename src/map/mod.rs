@@ -124,6 +124,7 @@ fn process_batch(
     dev: Option<&Dev>,
     bam: Option<&noodles_sam::Header>,
     window: &mut Option<Window>,
+    status: bool,
 ) -> std::io::Result<(Vec<Vec<u8>>, MapStats)> {
     if let Some(mode) = cfg.gapped {
         let mut stats = MapStats::default();
@@ -136,6 +137,7 @@ fn process_batch(
             bam,
             window,
             &mut stats.notices,
+            status,
         )?;
         let mut out = Vec::with_capacity(chunks.len());
         for (text, st) in chunks {
@@ -151,7 +153,10 @@ fn process_batch(
         rev: index.rev_fm(),
     };
     let mut stats = MapStats::default();
-    let finish = |out: &mut Vec<u8>| -> std::io::Result<()> {
+    let finish = |out: &mut Vec<u8>, st: &mut MapStats| -> std::io::Result<()> {
+        if status {
+            st.status = read_status(out, mates.is_some());
+        }
         post_process(out, cfg);
         if let Some(header) = bam {
             *out = sam_to_bam(header, out)?;
@@ -186,7 +191,7 @@ fn process_batch(
                     st.alignments += w as u64;
                     st.summary.single(found.count());
                 }
-                finish(&mut out)?;
+                finish(&mut out, &mut st)?;
                 Ok((out, st))
             })
             .collect::<std::io::Result<_>>()?,
@@ -247,7 +252,7 @@ fn process_batch(
                         st.summary
                             .pair(w.pairs_found, hits[k].count(), hits[n + k].count());
                     }
-                    finish(&mut out)?;
+                    finish(&mut out, &mut st)?;
                     Ok((out, st))
                 })
                 .collect::<std::io::Result<_>>()?
@@ -332,6 +337,37 @@ pub fn map_reads<W: Write + Send>(
     cfg: &MapConfig,
     command_line: &str,
     progress: &(dyn Fn(&MapStats) + Sync),
+) -> Result<MapStats> {
+    map_reads_with(
+        index,
+        source,
+        out,
+        out_name,
+        cfg,
+        command_line,
+        progress,
+        None,
+    )
+}
+
+/// Copies of reads by outcome (`--un`, `--al`, `--un-conc`, `--al-conc`):
+/// called once per batch with `(aligned, mate, fastq)`, `mate` 0 for single
+/// reads and mate 1, 1 for mate 2; a pair counts as aligned when it is a
+/// proper pair. The reads come in input order, as FASTQ (FASTA for reads
+/// without qualities).
+pub type CopyReads<'a> = &'a mut dyn FnMut(bool, usize, &[u8]) -> Result<()>;
+
+/// [`map_reads`], with the reads also copied by outcome to `copy`.
+#[allow(clippy::too_many_arguments)]
+pub fn map_reads_with<W: Write + Send>(
+    index: &Index,
+    source: Reads,
+    out: W,
+    out_name: &str,
+    cfg: &MapConfig,
+    command_line: &str,
+    progress: &(dyn Fn(&MapStats) + Sync),
+    mut copy: Option<CopyReads<'_>>,
 ) -> Result<MapStats> {
     if let Reads::Paired(_, pairing) = &source {
         pairing.check()?;
@@ -434,6 +470,7 @@ pub fn map_reads<W: Write + Send>(
                     break;
                 }
             };
+            let want_status = copy.is_some();
             let (text, st) = match pool.install(|| {
                 process_batch(
                     &batch.0,
@@ -444,6 +481,7 @@ pub fn map_reads<W: Write + Send>(
                     dev.as_ref(),
                     bam.as_ref(),
                     &mut window,
+                    want_status,
                 )
             }) {
                 Ok(r) => r,
@@ -452,6 +490,25 @@ pub fn map_reads<W: Write + Send>(
                     break;
                 }
             };
+            let mut st = st;
+            if let Some(copy) = copy.as_mut() {
+                let status = std::mem::take(&mut st.status);
+                debug_assert_eq!(status.len(), batch.0.len());
+                let mut bufs: [[Vec<u8>; 2]; 2] = Default::default();
+                for (i, &ok) in status.iter().enumerate() {
+                    push_fastq(&mut bufs[usize::from(ok)][0], &batch.0.get(i));
+                    if let Some(m) = &batch.1 {
+                        push_fastq(&mut bufs[usize::from(ok)][1], &m.get(i));
+                    }
+                }
+                let mates = if batch.1.is_some() { 2 } else { 1 };
+                let copied = (0..2)
+                    .try_for_each(|ok| (0..mates).try_for_each(|m| copy(ok == 1, m, &bufs[ok][m])));
+                if let Err(e) = copied {
+                    failure = Some(e);
+                    break;
+                }
+            }
             stats.add(&st);
             progress(&stats);
             if text_tx.send(text).is_err() {

@@ -220,6 +220,40 @@ pub(super) fn post_process(text: &mut Vec<u8>, cfg: &MapConfig) {
     *text = out;
 }
 
+/// Whether each read (single) or pair (`paired`: by mate 1's record)
+/// of a chunk's SAM records aligned, in order: a mapped primary record,
+/// or for a pair, a proper one (flag 0x2).
+pub(super) fn read_status(text: &[u8], paired: bool) -> Vec<bool> {
+    let mut out = Vec::new();
+    for line in text.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let flag: u16 = line
+            .split(|&b| b == b'\t')
+            .nth(1)
+            .and_then(|f| std::str::from_utf8(f).ok())
+            .and_then(|f| f.parse().ok())
+            .unwrap_or(0);
+        if flag & 0x900 != 0 || (paired && flag & 0x80 != 0) {
+            continue;
+        }
+        out.push(if paired { flag & 2 != 0 } else { flag & 4 == 0 });
+    }
+    out
+}
+
+/// Appends `read` to `out` as FASTQ (FASTA when it has no qualities).
+pub(super) fn push_fastq(out: &mut Vec<u8>, read: &ReadView<'_>) {
+    out.push(if read.qual.is_some() { b'@' } else { b'>' });
+    out.extend_from_slice(read.name);
+    out.push(b'\n');
+    out.extend_from_slice(read.seq);
+    out.push(b'\n');
+    if let Some(q) = read.qual {
+        out.extend_from_slice(b"+\n");
+        out.extend_from_slice(q);
+        out.push(b'\n');
+    }
+}
+
 /// Uncompressed bytes per BGZF block (the limit htslib and noodles use, so
 /// that a block of incompressible data still fits its 16-bit size field).
 pub(super) const BGZF_BLOCK: usize = 65280;
