@@ -74,8 +74,8 @@ fn default_threads() -> usize {
 pub enum Command {
     /// Build REF.fa.fmi from a FASTA reference (plain, gzip or BGZF).
     Index(IndexArgs),
-    /// Map FASTQ reads (exact matches, both strands) and write SAM.
-    Map(MapArgs),
+    /// Map FASTQ reads (exact, up to 3 mismatches, or gapped; both strands) and write SAM or BAM.
+    Map(Box<MapArgs>),
     /// Describe an index: contigs, ambiguous stretches, sampling, sections.
     Info {
         /// The .fmi file (or the FASTA it was built from).

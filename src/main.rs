@@ -489,7 +489,7 @@ fn main() {
     }
     let result = match cli.command {
         Command::Index(a) => run_index(a),
-        Command::Map(a) => run_map(a),
+        Command::Map(a) => run_map(*a),
         Command::Info { index } => run_info(&index),
         Command::Check { index, full } => run_check(&index, full),
         Command::GpuInfo { arch } => run_gpu_info(arch),
