@@ -19,7 +19,7 @@ use fmalign::sam::ReadGroup;
 #[command(
     name = "fmalign",
     version,
-    about = "FM-index read aligner: index a FASTA reference, map reads exactly, write SAM"
+    about = "FM-index read aligner: index a FASTA reference, map reads (exact, up to 3 mismatches, or gapped), write SAM or BAM"
 )]
 pub struct Cli {
     #[command(subcommand)]
