@@ -224,6 +224,9 @@ pub struct MapArgs {
     /// Write the pairs that aligned as proper pairs here, named as for --un-conc (as bowtie2 --al-conc)
     #[arg(long = "al-conc", value_name = "FILE")]
     pub al_conc: Option<PathBuf>,
+    /// With --local, flag the other part of a chimeric read 0x100 (secondary) instead of 0x800 (supplementary), as bwa mem -M (for old Picard)
+    #[arg(short = 'M')]
+    pub split_secondary: bool,
     /// No records for reads that did not align (for pairs: only when neither mate aligned), as bowtie2 --no-unal
     #[arg(long = "no-unal")]
     pub no_unal: bool,
@@ -308,6 +311,7 @@ impl MapArgs {
             mismatches: self.mismatches.unwrap_or(0),
             read_group: None,
             no_unal: self.no_unal,
+            split_secondary: self.split_secondary,
             gapped: if self.end_to_end {
                 Some(Mode::EndToEnd)
             } else if self.local {

@@ -541,6 +541,15 @@ fn chimeric_read_gets_a_supplementary_record() {
     for r in &recs {
         check_record(&refs, r, true);
     }
+    // -M: the same records, the other part flagged secondary.
+    let sam = map(dir.path(), &reads, &["--local", "-M"]);
+    let (_, m) = parse_sam(&sam);
+    assert_eq!(m.len(), 2);
+    assert_eq!(m[1].flag & 0x900, 0x100);
+    assert_eq!(
+        (m[1].flag & !0x900, &m[1].cigar),
+        (s.flag & !0x900, &s.cigar)
+    );
     let sam = map(dir.path(), &reads, &["--end-to-end"]);
     let (_, recs) = parse_sam(&sam);
     assert_eq!(recs.len(), 1);

@@ -94,6 +94,9 @@ pub struct MapConfig {
     /// `--no-unal`: no records for unaligned reads (for pairs: for pairs
     /// with neither mate aligned).
     pub no_unal: bool,
+    /// `-M`: the other part of a chimeric read (`--local`) flagged 0x100
+    /// instead of 0x800, as bwa mem -M.
+    pub split_secondary: bool,
 }
 
 /// Options of paired-end mapping.
@@ -219,6 +222,7 @@ impl Default for MapConfig {
             gapped: None,
             read_group: None,
             no_unal: false,
+            split_secondary: false,
         }
     }
 }

@@ -594,7 +594,9 @@ fn write_read(
         let a = &alns[k];
         let m = mate.map(|f| f(a));
         let fields = AlignedFields {
-            flag: 0x800,
+            // -M (bwa's): the shorter part as secondary, for tools that
+            // predate supplementary records (old Picard).
+            flag: if cfg.split_secondary { 0x100 } else { 0x800 },
             mapq: q,
             xs: None,
             sa: &sa,
