@@ -200,6 +200,19 @@ pub struct Extended {
     pub md: Vec<u8>,
 }
 
+/// Read bases soft-clipped at the start and at the end of `cigar`.
+pub fn clips(cigar: &[(Op, u32)]) -> (u32, u32) {
+    let start = match cigar.first() {
+        Some(&(Op::Soft, n)) => n,
+        _ => 0,
+    };
+    let end = match cigar.last() {
+        Some(&(Op::Soft, n)) if cigar.len() > 1 => n,
+        _ => 0,
+    };
+    (start, end)
+}
+
 /// Read codes (0..=3, 4 for anything else) as block-aligner's letters.
 fn letters(codes: &[u8]) -> Vec<u8> {
     codes.iter().map(|&c| b"ACGTN"[c.min(4) as usize]).collect()
@@ -213,6 +226,15 @@ const MAX_BLOCK: usize = 1024;
 /// The smallest power of two above `n`, at least 32, at most [`MAX_BLOCK`].
 fn block_size(n: usize) -> usize {
     (n + 1).next_power_of_two().clamp(32, MAX_BLOCK)
+}
+
+/// The block size for `read` against `window`, and both as block-aligner's
+/// padded sequences.
+fn padded(read: &[u8], window: &[u8]) -> (usize, PaddedBytes, PaddedBytes) {
+    let size = block_size(window.len().max(read.len()));
+    let q = PaddedBytes::from_bytes::<NucMatrix>(&letters(read), size);
+    let r = PaddedBytes::from_bytes::<NucMatrix>(&letters(window), size);
+    (size, q, r)
 }
 
 /// Smallest block block-aligner starts with (it grows blocks up to the
@@ -296,22 +318,6 @@ impl Extended {
         let l = self.cigar.last().is_some_and(|o| o.0 == Op::Soft);
         i32::from(f) + i32::from(l)
     }
-
-    /// Read bases before the first aligned one.
-    pub fn clip_start(&self) -> u32 {
-        match self.cigar.first() {
-            Some(&(Op::Soft, n)) => n,
-            _ => 0,
-        }
-    }
-
-    /// Read bases after the last aligned one.
-    pub fn clip_end(&self) -> u32 {
-        match self.cigar.last() {
-            Some(&(Op::Soft, n)) if self.cigar.len() > 1 => n,
-            _ => 0,
-        }
-    }
 }
 
 /// The whole read against any part of the window (a semi-global
@@ -352,9 +358,7 @@ fn anchored_end(read: &[u8], window: &[u8], sc: &Scoring) -> (Vec<(Op, u32)>, us
     if window.is_empty() {
         return (vec![(Op::Ins, read.len() as u32)], 0);
     }
-    let size = block_size(window.len().max(read.len()));
-    let q = PaddedBytes::from_bytes::<NucMatrix>(&letters(read), size);
-    let r = PaddedBytes::from_bytes::<NucMatrix>(&letters(window), size);
+    let (size, q, r) = padded(read, window);
     let mut cigar = Cigar::new(read.len(), window.len());
     with_block(&ANCHORED, read.len(), window.len(), size, Block::new, |a| {
         a.align(
@@ -403,9 +407,7 @@ pub fn local_score(read: &[u8], window: &[u8], mode: Mode) -> i32 {
         return 0;
     }
     let sc = Scoring::of(mode);
-    let size = block_size(window.len().max(read.len()));
-    let q = PaddedBytes::from_bytes::<NucMatrix>(&letters(read), size);
-    let r = PaddedBytes::from_bytes::<NucMatrix>(&letters(window), size);
+    let (size, q, r) = padded(read, window);
     with_block(&SCORE, read.len(), window.len(), size, Block::new, |a| {
         a.align(
             &q,
@@ -431,9 +433,7 @@ struct Core {
 /// Smith-Waterman by block-aligner (local start, X-drop with no drop):
 /// `None` when no alignment scores above 0.
 fn local_core(read: &[u8], window: &[u8], sc: &Scoring) -> Option<Core> {
-    let size = block_size(window.len().max(read.len()));
-    let q = PaddedBytes::from_bytes::<NucMatrix>(&letters(read), size);
-    let r = PaddedBytes::from_bytes::<NucMatrix>(&letters(window), size);
+    let (size, q, r) = padded(read, window);
     let mut cigar = Cigar::new(read.len(), window.len());
     let AlignResult {
         score,

@@ -34,24 +34,30 @@ pub struct Seed {
     pub rows: Interval,
 }
 
+/// The longest exact match of `codes` ending at `end` (codes 0..=3;
+/// anything else stops it): its first base and its rows.
+pub fn longest_ending(fm: &RankIndex<'_>, codes: &[u8], end: usize) -> (usize, Interval) {
+    let mut iv = fm.full();
+    let mut start = end;
+    while start > 0 && codes[start - 1] < 4 {
+        let next = fm.extend(iv, codes[start - 1]);
+        if next.is_empty() {
+            break;
+        }
+        iv = next;
+        start -= 1;
+    }
+    (start, iv)
+}
+
 /// The greedy maximal exact matches of `codes` (0..=3; anything else ends a
-/// match) of at least `min_len` bases, right to left, appended to `out`.
-/// Returns the backward-search steps taken.
-pub fn greedy_seeds(fm: &RankIndex<'_>, codes: &[u8], min_len: usize, out: &mut Vec<Seed>) -> u64 {
-    let mut steps = 0;
+/// match) of at least `min_len` bases, right to left, appended to `out`:
+/// one read at a time (the reference [`greedy_seeds_many`] is tested
+/// against).
+pub fn greedy_seeds(fm: &RankIndex<'_>, codes: &[u8], min_len: usize, out: &mut Vec<Seed>) {
     let mut end = codes.len();
     while end >= min_len.max(1) {
-        let mut iv = fm.full();
-        let mut start = end;
-        while start > 0 && codes[start - 1] < 4 {
-            let next = fm.extend(iv, codes[start - 1]);
-            steps += 1;
-            if next.is_empty() {
-                break;
-            }
-            iv = next;
-            start -= 1;
-        }
+        let (start, iv) = longest_ending(fm, codes, end);
         if end - start >= min_len {
             out.push(Seed {
                 qpos: start as u32,
@@ -65,7 +71,6 @@ pub fn greedy_seeds(fm: &RankIndex<'_>, codes: &[u8], min_len: usize, out: &mut 
             None => break,
         }
     }
-    steps
 }
 
 /// [`greedy_seeds`] of many reads, `lanes` searches in lockstep: each

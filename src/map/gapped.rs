@@ -72,12 +72,6 @@ pub(super) fn ref_window(index: &Index, contig: u32, start: u64, end: u64) -> Ve
     out
 }
 
-/// A read's alignments.
-pub(super) struct Found {
-    /// Best first (see [`align_seeded`]).
-    pub(super) alns: Vec<Aligned>,
-}
-
 /// Seeds searched in lockstep (see [`seed::greedy_seeds_many`]).
 const SEED_LANES: usize = 32;
 
@@ -88,7 +82,7 @@ pub(super) fn align_reads(
     fm: &FmIndex<'_>,
     mode: Mode,
     reads: &[ReadView<'_>],
-) -> Vec<Found> {
+) -> Vec<Vec<Aligned>> {
     let codes: Vec<[Vec<u8>; 2]> = reads
         .iter()
         .map(|r| {
@@ -107,9 +101,7 @@ pub(super) fn align_reads(
                 seeds.next().expect("two per read"),
                 seeds.next().expect("two per read"),
             ];
-            Found {
-                alns: align_seeded(index, fm, mode, r, c, &s),
-            }
+            align_seeded(index, fm, mode, r, c, s)
         })
         .collect()
 }
@@ -128,34 +120,24 @@ const RESEED_MAX_ROWS: u64 = 10;
 /// tries. For each long rare seed `[s, e)` of such a read, the longest
 /// match ending at its middle is added when it is at least
 /// [`seed::MIN_SEED`] long and has more rows than the seed (other copies).
-fn reseed(fm: &FmIndex<'_>, codes: [&Vec<u8>; 2], seeds: &[Vec<Seed>; 2]) -> [Vec<Seed>; 2] {
-    let mut out = seeds.clone();
+fn reseed(fm: &FmIndex<'_>, codes: [&Vec<u8>; 2], seeds: &mut [Vec<Seed>; 2]) {
     if !seeds
         .iter()
         .flatten()
         .any(|s| s.rows.len() > RESEED_MAX_ROWS)
     {
-        return out;
+        return;
     }
-    for (k, v) in seeds.iter().enumerate() {
-        for x in v {
+    for (k, v) in seeds.iter_mut().enumerate() {
+        for i in 0..v.len() {
+            let x = v[i];
             if x.len < RESEED_MIN_LEN || x.rows.len() > RESEED_MAX_ROWS {
                 continue;
             }
             let end = (x.qpos + x.len / 2) as usize + seed::MIN_SEED / 2;
-            let c = codes[k];
-            let mut iv = fm.full();
-            let mut start = end;
-            while start > 0 && c[start - 1] < 4 {
-                let next = fm.extend(iv, c[start - 1]);
-                if next.is_empty() {
-                    break;
-                }
-                iv = next;
-                start -= 1;
-            }
+            let (start, iv) = seed::longest_ending(fm, codes[k], end);
             if end - start >= seed::MIN_SEED && iv.len() > x.rows.len() {
-                out[k].push(Seed {
+                v.push(Seed {
                     qpos: start as u32,
                     len: (end - start) as u32,
                     rows: iv,
@@ -163,7 +145,6 @@ fn reseed(fm: &FmIndex<'_>, codes: [&Vec<u8>; 2], seeds: &[Vec<Seed>; 2]) -> [Ve
             }
         }
     }
-    out
 }
 
 /// The gapped alignments of a read given its codes and seeds on both
@@ -175,7 +156,7 @@ fn align_seeded(
     mode: Mode,
     read: &ReadView<'_>,
     [fwd, rc]: &[Vec<u8>; 2],
-    seeds: &[Vec<Seed>; 2],
+    mut seeds: [Vec<Seed>; 2],
 ) -> Vec<Aligned> {
     let m = read.seq.len();
     if m == 0 {
@@ -183,7 +164,8 @@ fn align_seeded(
     }
     let strands = [fwd, rc];
     let quals = Quals::new(read.qual, mode);
-    let seeds = &reseed(fm, [fwd, rc], seeds);
+    reseed(fm, [fwd, rc], &mut seeds);
+    let seeds = &seeds;
     let rare = seeds
         .iter()
         .flatten()
@@ -228,7 +210,6 @@ fn align_seeded(
         return Vec::new();
     };
     let floor = (f64::from(top.weight) * CHAIN_DROP) as u32;
-    let min_score = Scoring::min_score(mode, m);
     let mut out: Vec<Aligned> = Vec::new();
     // Candidates: the chains' longest anchors (up to EXTEND_PER_CHAIN of
     // each, longest first; a chain can join two copies of a tandem repeat),
@@ -279,20 +260,12 @@ fn align_seeded(
             continue;
         }
         let codes = strands[usize::from(a.rev)];
-        if let Some(e) = align::extend(codes, &window, mode) {
-            let score = quals.score(codes, a.rev, &window, &e, mode);
-            if score >= min_score {
-                out.push(Aligned {
-                    contig: a.contig,
-                    pos: start + e.ref_start as u64,
-                    rev: a.rev,
-                    score,
-                    cigar: e.cigar,
-                    nm: e.nm,
-                    md: e.md,
-                });
-            }
-        }
+        let at = Place {
+            contig: a.contig,
+            start,
+            rev: a.rev,
+        };
+        out.extend(extend_at(codes, &window, at, mode, &quals));
     }
     // Local: a low-scoring candidate for a part of the read the best
     // alignment leaves out (a chimeric read's other part) is extended too.
@@ -312,19 +285,12 @@ fn align_seeded(
                 continue;
             }
             let codes = strands[usize::from(a.rev)];
-            if let Some(e) = align::extend(codes, &window, mode)
-                && e.score >= min_score
-            {
-                extra.push(Aligned {
-                    contig: a.contig,
-                    pos: start + e.ref_start as u64,
-                    rev: a.rev,
-                    score: e.score,
-                    cigar: e.cigar,
-                    nm: e.nm,
-                    md: e.md,
-                });
-            }
+            let at = Place {
+                contig: a.contig,
+                start,
+                rev: a.rev,
+            };
+            extra.extend(extend_at(codes, &window, at, mode, &quals));
         }
         out.extend(extra);
     }
@@ -355,6 +321,30 @@ fn ref_at(x: &Aligned, qpos: u32) -> Option<u64> {
         }
     }
     None
+}
+
+/// Where a reference window lies: contig, first position, strand.
+#[derive(Clone, Copy)]
+struct Place {
+    contig: u32,
+    start: u64,
+    rev: bool,
+}
+
+/// `codes` (the read on strand `at.rev`) extended in `window`: the
+/// alignment, AS by `quals`, if it scores at least the mode's minimum.
+fn extend_at(codes: &[u8], window: &[u8], at: Place, mode: Mode, quals: &Quals) -> Option<Aligned> {
+    let e = align::extend(codes, window, mode)?;
+    let score = quals.score(codes, at.rev, window, &e, mode);
+    (score >= Scoring::min_score(mode, codes.len())).then(|| Aligned {
+        contig: at.contig,
+        pos: at.start + e.ref_start as u64,
+        rev: at.rev,
+        score,
+        cigar: e.cigar,
+        nm: e.nm,
+        md: e.md,
+    })
 }
 
 /// Base qualities for quality-aware scores (end-to-end), per strand.
@@ -409,18 +399,8 @@ fn dedup(alns: &mut Vec<Aligned>) {
     let mut kept: Vec<Aligned> = Vec::with_capacity(alns.len());
     for a in alns.drain(..) {
         let len: u32 = a.cigar.iter().filter(|o| o.0.reads()).map(|o| o.1).sum();
-        let first = a
-            .cigar
-            .first()
-            .map_or(0, |o| if o.0 == align::Op::Soft { o.1 } else { 0 });
-        let last = len
-            - a.cigar.last().map_or(0, |o| {
-                if o.0 == align::Op::Soft && a.cigar.len() > 1 {
-                    o.1
-                } else {
-                    0
-                }
-            });
+        let (first, clip_end) = align::clips(&a.cigar);
+        let last = len - clip_end;
         let probes = [first, (first + last) / 2];
         let dup = kept.iter().any(|k| {
             k.rev == a.rev
@@ -476,14 +456,8 @@ fn pair_mapq(mode: Mode, best: i32, next: Option<i32>) -> u8 {
 
 /// Read bases an alignment covers, in the read's own orientation.
 fn read_span(a: &Aligned, len: u32) -> (u32, u32) {
-    let (s, e) = match (a.cigar.first(), a.cigar.last()) {
-        (Some(&(align::Op::Soft, f)), Some(&(align::Op::Soft, l))) if a.cigar.len() > 1 => {
-            (f, len - l)
-        }
-        (Some(&(align::Op::Soft, f)), _) => (f, len),
-        (_, Some(&(align::Op::Soft, l))) => (0, len - l),
-        _ => (0, len),
-    };
+    let (clip_start, clip_end) = align::clips(&a.cigar);
+    let (s, e) = (clip_start, len - clip_end);
     if a.rev { (len - e, len - s) } else { (s, e) }
 }
 
@@ -679,7 +653,6 @@ fn rescue(
     w: Window,
     first_is_have: bool,
 ) {
-    let min_score = Scoring::min_score(mode, read.seq.len());
     let fwd = dna::codes(read.seq);
     let rc = dna::reverse_complement(&fwd);
     let quals = Quals::new(read.qual, mode);
@@ -712,20 +685,14 @@ fn rescue(
         }
         let window = ref_window(index, a.contig, start, end);
         let codes = if rev { &rc } else { &fwd };
-        if let Some(e) = align::extend(codes, &window, mode) {
-            let score = quals.score(codes, rev, &window, &e, mode);
-            if score >= min_score {
-                other.push(Aligned {
-                    contig: a.contig,
-                    pos: start + e.ref_start as u64,
-                    rev,
-                    score,
-                    cigar: e.cigar,
-                    nm: e.nm,
-                    md: e.md,
-                });
-                added = true;
-            }
+        let at = Place {
+            contig: a.contig,
+            start,
+            rev,
+        };
+        if let Some(x) = extend_at(codes, &window, at, mode, &quals) {
+            other.push(x);
+            added = true;
         }
     }
     if added {
@@ -754,15 +721,14 @@ pub(super) fn format_pair(
     out: &mut Vec<u8>,
     r1: &ReadView<'_>,
     r2: &ReadView<'_>,
-    f1: Found,
-    f2: Found,
+    mut a1: Vec<Aligned>,
+    mut a2: Vec<Aligned>,
     mode: Mode,
     cfg: &MapConfig,
     pairing: &PairConfig,
     w: Window,
     index: &Index,
 ) -> PairOut {
-    let (mut a1, mut a2) = (f1.alns, f2.alns);
     let o = pairing.orientation;
     let name = base_name(r1.name);
     let v1 = ReadView { name, ..*r1 };
@@ -919,15 +885,8 @@ pub(super) fn process_batch(
     status: bool,
 ) -> std::io::Result<Vec<(Vec<u8>, MapStats)>> {
     let fm = index.fm();
-    let finish = |out: &mut Vec<u8>, st: &mut MapStats| -> std::io::Result<()> {
-        if status {
-            st.status = read_status(out, mates.is_some());
-        }
-        post_process(out, cfg);
-        if let Some(header) = bam {
-            *out = sam_to_bam(header, out)?;
-        }
-        Ok(())
+    let finish = |out: &mut Vec<u8>, st: &mut MapStats| {
+        finish_chunk(out, st, cfg, bam, status, mates.is_some())
     };
     match mates {
         None => (0..batch.len().div_ceil(CHUNK_READS))
@@ -939,13 +898,13 @@ pub(super) fn process_batch(
                     ..((c + 1) * CHUNK_READS).min(batch.len()))
                     .map(|i| batch.get(i))
                     .collect();
-                for (read, f) in reads.iter().zip(align_reads(index, &fm, mode, &reads)) {
-                    let w = format_single(&mut out, read, &f.alns, mode, cfg, index);
+                for (read, alns) in reads.iter().zip(align_reads(index, &fm, mode, &reads)) {
+                    let w = format_single(&mut out, read, &alns, mode, cfg, index);
                     st.reads += 1;
                     st.bases += read.seq.len() as u64;
                     st.mapped += (w > 0) as u64;
                     st.alignments += w as u64;
-                    st.summary.single(f.alns.len() as u64);
+                    st.summary.single(alns.len() as u64);
                 }
                 finish(&mut out, &mut st)?;
                 Ok((out, st))
@@ -953,7 +912,7 @@ pub(super) fn process_batch(
             .collect(),
         Some((mates, pairing)) => {
             let per = CHUNK_READS / 2;
-            let found: Vec<Vec<(Found, Found)>> = (0..batch.len().div_ceil(per))
+            let found: Vec<Vec<(Vec<Aligned>, Vec<Aligned>)>> = (0..batch.len().div_ceil(per))
                 .into_par_iter()
                 .map(|c| {
                     let range = c * per..((c + 1) * per).min(batch.len());
@@ -973,7 +932,7 @@ pub(super) fn process_batch(
                     .iter()
                     .flatten()
                     .take(want)
-                    .filter_map(|(a, b)| unique_fragment(&a.alns, &b.alns, pairing.orientation))
+                    .filter_map(|(a, b)| unique_fragment(a, b, pairing.orientation))
                     .filter(|&f| f <= crate::pair::ESTIMATE_MAX_FRAGMENT)
                     .collect();
                 *window = Some(estimated_window(&fragments, want, notices));

@@ -139,12 +139,7 @@ fn process_batch(
             &mut stats.notices,
             status,
         )?;
-        let mut out = Vec::with_capacity(chunks.len());
-        for (text, st) in chunks {
-            out.push(text);
-            stats.add(&st);
-        }
-        return Ok((out, stats));
+        return Ok((gather(chunks, &mut stats), stats));
     }
     // The device searches exact reads only (-v 0).
     let dev = dev.filter(|_| cfg.mismatches == 0);
@@ -153,15 +148,8 @@ fn process_batch(
         rev: index.rev_fm(),
     };
     let mut stats = MapStats::default();
-    let finish = |out: &mut Vec<u8>, st: &mut MapStats| -> std::io::Result<()> {
-        if status {
-            st.status = read_status(out, mates.is_some());
-        }
-        post_process(out, cfg);
-        if let Some(header) = bam {
-            *out = sam_to_bam(header, out)?;
-        }
-        Ok(())
+    let finish = |out: &mut Vec<u8>, st: &mut MapStats| {
+        finish_chunk(out, st, cfg, bam, status, mates.is_some())
     };
     let chunks: Vec<(Vec<u8>, MapStats)> = match mates {
         None => (0..batch.len().div_ceil(CHUNK_READS))
@@ -258,12 +246,7 @@ fn process_batch(
                 .collect::<std::io::Result<_>>()?
         }
     };
-    let mut out = Vec::with_capacity(chunks.len());
-    for (text, st) in chunks {
-        out.push(text);
-        stats.add(&st);
-    }
-    Ok((out, stats))
+    Ok((gather(chunks, &mut stats), stats))
 }
 
 /// The insert-size window from the first [`crate::pair::ESTIMATE_PAIRS`]

@@ -184,6 +184,47 @@ pub(super) fn format_pair(
     }
 }
 
+/// FLAG of one of our SAM records (0 if it cannot be read).
+fn record_flag(line: &[u8]) -> u16 {
+    line.split(|&b| b == b'\t')
+        .nth(1)
+        .and_then(|f| std::str::from_utf8(f).ok())
+        .and_then(|f| f.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A chunk's records made final: each read's outcome collected into `st`
+/// (when `status`; `paired` input), the options applied
+/// ([`post_process`]), encoded as BAM when `bam` is given.
+pub(super) fn finish_chunk(
+    out: &mut Vec<u8>,
+    st: &mut MapStats,
+    cfg: &MapConfig,
+    bam: Option<&noodles_sam::Header>,
+    status: bool,
+    paired: bool,
+) -> std::io::Result<()> {
+    if status {
+        st.status = read_status(out, paired);
+    }
+    post_process(out, cfg);
+    if let Some(header) = bam {
+        *out = sam_to_bam(header, out)?;
+    }
+    Ok(())
+}
+
+/// The chunks' texts in order, their counters added to `stats`.
+pub(super) fn gather(chunks: Vec<(Vec<u8>, MapStats)>, stats: &mut MapStats) -> Vec<Vec<u8>> {
+    chunks
+        .into_iter()
+        .map(|(text, st)| {
+            stats.add(&st);
+            text
+        })
+        .collect()
+}
+
 /// What the options change in a chunk's finished SAM records: records of
 /// unaligned reads dropped (`--no-unal`: flag 4, and for a paired read
 /// flag 8 too) and `RG:Z:<ID>` appended (`-R`).
@@ -198,12 +239,7 @@ pub(super) fn post_process(text: &mut Vec<u8>, cfg: &MapConfig) {
     let mut out = Vec::with_capacity(text.len() + text.len() / 16);
     for line in text.split_inclusive(|&b| b == b'\n') {
         if cfg.no_unal {
-            let flag: u16 = line
-                .split(|&b| b == b'\t')
-                .nth(1)
-                .and_then(|f| std::str::from_utf8(f).ok())
-                .and_then(|f| f.parse().ok())
-                .unwrap_or(0);
+            let flag = record_flag(line);
             if flag & 4 != 0 && (flag & 1 == 0 || flag & 8 != 0) {
                 continue;
             }
@@ -226,12 +262,7 @@ pub(super) fn post_process(text: &mut Vec<u8>, cfg: &MapConfig) {
 pub(super) fn read_status(text: &[u8], paired: bool) -> Vec<bool> {
     let mut out = Vec::new();
     for line in text.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        let flag: u16 = line
-            .split(|&b| b == b'\t')
-            .nth(1)
-            .and_then(|f| std::str::from_utf8(f).ok())
-            .and_then(|f| f.parse().ok())
-            .unwrap_or(0);
+        let flag = record_flag(line);
         if flag & 0x900 != 0 || (paired && flag & 0x80 != 0) {
             continue;
         }
