@@ -95,6 +95,10 @@ pub enum Command {
         /// Architecture to compile the kernels for
         #[arg(long, default_value = "sm_90", value_parser = arch())]
         arch: &'static str,
+        /// Also write each module's PTX into this folder (MODULE.ptx), for
+        /// ptxas -v: scripts/ptxas-check.sh
+        #[arg(long, value_name = "DIR")]
+        ptx_dir: Option<PathBuf>,
     },
 }
 

@@ -458,8 +458,8 @@ fn run_check(path: &Path, full: bool) -> Result<()> {
     Ok(())
 }
 
-fn run_gpu_info(arch: &'static str) -> Result<()> {
-    let (report, ok) = fmalign::gpu::info(arch);
+fn run_gpu_info(arch: &'static str, ptx_dir: Option<&std::path::Path>) -> Result<()> {
+    let (report, ok) = fmalign::gpu::info(arch, ptx_dir)?;
     print!("{report}");
     if !ok {
         anyhow::bail!("some kernels in gpu/ do not compile for {arch}");
@@ -492,7 +492,7 @@ fn main() {
         Command::Map(a) => run_map(*a),
         Command::Info { index } => run_info(&index),
         Command::Check { index, full } => run_check(&index, full),
-        Command::GpuInfo { arch } => run_gpu_info(arch),
+        Command::GpuInfo { arch, ptx_dir } => run_gpu_info(arch, ptx_dir.as_deref()),
     };
     if let Err(e) = result {
         let broken_pipe = e.chain().any(|c| {

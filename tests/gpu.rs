@@ -147,6 +147,35 @@ fn gpu_info_exits_zero_without_a_device() {
     }
 }
 
+/// `gpu-info --ptx-dir` (what scripts/ptxas-check.sh assembles) writes each
+/// module's PTX, the same text NVRTC gives `compile`.
+#[test]
+fn gpu_info_writes_each_modules_ptx() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fmalign"))
+        .args(["gpu-info", "--ptx-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    if !gpu::nvrtc_present() {
+        assert!(!out.status.success(), "--ptx-dir without NVRTC succeeded");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("no NVRTC"));
+        skip("gpu_info_writes_each_modules_ptx: NVRTC not found");
+        return;
+    }
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for &(module, src) in gpu::SOURCES {
+        let written = std::fs::read_to_string(dir.path().join(format!("{module}.ptx"))).unwrap();
+        let compiled = gpu::compile(module, src, "sm_90", false).result.unwrap();
+        assert_eq!(written, compiled, "gpu/{module}.cu");
+        assert!(gpu::ptx_entries(&written) > 0, "gpu/{module}.cu");
+    }
+}
+
 #[cfg(feature = "gpu")]
 mod device {
     //! Differential tests: CUDA backend against the CPU backend.

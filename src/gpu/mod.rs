@@ -207,8 +207,13 @@ pub fn ptx_entries(ptx: &str) -> usize {
 
 /// `fmalign gpu-info`: driver, NVRTC, devices; compiles every kernel for
 /// `arch`. Returns the report text and whether every module compiled
-/// (true when there is nothing to compile with).
-pub fn info(arch: &'static str) -> (String, bool) {
+/// (true when there is nothing to compile with). With `ptx_dir`, each
+/// module's PTX is also written there as `MODULE.ptx`, for `ptxas -v`
+/// (scripts/ptxas-check.sh: registers, spills, shared memory).
+pub fn info(
+    arch: &'static str,
+    ptx_dir: Option<&std::path::Path>,
+) -> crate::error::Result<(String, bool)> {
     use std::fmt::Write;
     let mut out = String::new();
     let p = probe();
@@ -223,7 +228,13 @@ pub fn info(arch: &'static str) -> (String, bool) {
         }
         None => {
             let _ = writeln!(out, "nvrtc: not found; kernels not compiled");
-            return (out, true);
+            if let Some(dir) = ptx_dir {
+                return Err(crate::error::Error::Gpu(format!(
+                    "no NVRTC: cannot write PTX to {}",
+                    dir.display()
+                )));
+            }
+            return Ok((out, true));
         }
     }
     let mut ok = 0;
@@ -235,6 +246,11 @@ pub fn info(arch: &'static str) -> (String, bool) {
             Ok(ptx) => {
                 ok += 1;
                 kernels += ptx_entries(ptx);
+                if let Some(dir) = ptx_dir {
+                    let path = dir.join(format!("{module}.ptx"));
+                    std::fs::write(&path, ptx)
+                        .map_err(|source| crate::error::Error::Io { path, source })?;
+                }
             }
             Err(log) => {
                 let _ = writeln!(failures, "failed: gpu/{module}.cu\n{log}");
@@ -247,5 +263,5 @@ pub fn info(arch: &'static str) -> (String, bool) {
         "kernels: {ok} of {total} compiled ({arch}): {kernels} entry points"
     );
     out.push_str(&failures);
-    (out, ok == total)
+    Ok((out, ok == total))
 }
