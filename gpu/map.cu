@@ -80,6 +80,47 @@ extern "C" __global__ void map_exact(const u64* occ, const u64* sup, const u64* 
     }
 }
 
+// The batched search (src/map/cuda.rs `exact_batch`): reads 2-bit packed,
+// base k of read q at bits 2 (k % 32) of words[starts[q] + k / 32]; lens[q]
+// holds the length, with bit 31 set when the read has a base other than
+// A/C/G/T (then, as for an empty read, both intervals are (0, 0)). One
+// thread per read walks both strands in the same loop: two independent
+// chains of Occ-line loads, so each thread has two requests in flight.
+// The intervals are map_exact's.
+#define AMBIGUOUS (1u << 31)
+extern "C" __global__ void map_exact_packed(const u64* occ, const u64* sup, const u64* c5,
+                                            u64 primary, u64 n, const u64* words,
+                                            const u64* starts, const u32* lens, u64 reads,
+                                            u64* out) {
+    GRID_STRIDE(q, reads) {
+        const u64* w = words + starts[q];
+        u32 m = lens[q] & ~AMBIGUOUS;
+        bool ok = m > 0 && (lens[q] & AMBIGUOUS) == 0;
+        u64 flo = 0, fhi = ok ? n + 1 : 0, rlo = 0, rhi = fhi;
+        for (u32 k = 0; k < m && (flo < fhi || rlo < rhi); k++) {
+            // Backward: the forward read from its end; the reverse
+            // complement from its end = complement of the read's start.
+            u32 j = m - 1 - k;
+            u32 cf = (u32)(w[j / 32] >> (2 * (j % 32))) & 3;
+            u32 cr = 3 - ((u32)(w[k / 32] >> (2 * (k % 32))) & 3);
+            if (flo < fhi) {
+                flo = c5[cf] + fm_rank(occ, sup, primary, cf, flo);
+                fhi = c5[cf] + fm_rank(occ, sup, primary, cf, fhi);
+            }
+            if (rlo < rhi) {
+                rlo = c5[cr] + fm_rank(occ, sup, primary, cr, rlo);
+                rhi = c5[cr] + fm_rank(occ, sup, primary, cr, rhi);
+            }
+        }
+        if (flo >= fhi) flo = fhi = 0;
+        if (rlo >= rhi) rlo = rhi = 0;
+        out[4 * q] = flo;
+        out[4 * q + 1] = fhi;
+        out[4 * q + 2] = rlo;
+        out[4 * q + 3] = rhi;
+    }
+}
+
 // One thread per row: its text position (SA'), walking LF to a sampled row
 // or the `$` row.
 #define LOCATE(W)                                                                         \

@@ -193,9 +193,9 @@ pub struct MapArgs {
     /// List alternative hits in XA:Z when a read has at most this many
     #[arg(long, value_name = "N", default_value_t = MapConfig::default().max_xa)]
     pub max_xa: usize,
-    /// Bases per batch (does not change the output)
-    #[arg(short = 'K', long, value_name = "BASES", default_value_t = MapConfig::default().batch_bases, value_parser = positive)]
-    pub batch_bases: usize,
+    /// Bases per batch (does not change the output) [default: 10000000; 200000000 when the GPU searches]
+    #[arg(short = 'K', long, value_name = "BASES", value_parser = positive)]
+    pub batch_bases: Option<usize>,
     /// Start each search with a table of all k-mers' intervals (0: no table; memory 16 x 4^k bytes)
     #[arg(long, value_name = "K", default_value_t = MapConfig::default().kmer, value_parser = clap::value_parser!(u32).range(0..=13))]
     pub kmer: u32,

@@ -256,7 +256,7 @@ fn run_map(a: MapArgs) -> Result<()> {
     }
     if stats.gpu_fallbacks > 0 {
         eprintln!(
-            "[fmalign] warning: the GPU failed on {} chunks of reads; they were mapped on the CPU",
+            "[fmalign] warning: the GPU failed on {} batches of reads; they were mapped on the CPU",
             stats.gpu_fallbacks
         );
     }

@@ -26,6 +26,7 @@ fn expected_kernels() -> Vec<String> {
         "compact_u32",
         "compact_u64",
         "map_exact",
+        "map_exact_packed",
         "map_locate_u32",
         "map_locate_u64",
     ]
@@ -602,10 +603,50 @@ mod device {
                 let (want, _) = fmalign::map::search_intervals(&fm, &KmerTable::new(&fm, 0), &seqs);
                 let got = dev.exact(&seqs).unwrap();
                 assert!(got == want, "{what}: device intervals differ");
+                let got = dev.exact_batch(&seqs).unwrap();
+                assert!(got == want, "{what}: packed batch intervals differ");
                 let rows: Vec<u64> = (0..=fm.n).step_by(7).collect();
                 let want: Vec<u64> = rows.iter().map(|&i| fm.locate(i)).collect();
                 assert_eq!(dev.locate(&rows).unwrap(), want, "{what}: device locate");
             }
+        }
+    }
+
+    /// The batched search across sub-batches: 2.5 sub-batches of reads
+    /// (both slots used, then reused, the last one partial), as the CPU.
+    #[test]
+    fn exact_batch_across_sub_batches_matches_cpu() {
+        let Some(_g) = cuda() else { return };
+        use fmalign::index::{IndexConfig, build_in_memory};
+        use fmalign::kmer::KmerTable;
+        use fmalign::map::cuda::SUB_READS;
+        let mut r = Rng(41);
+        let text: Vec<u8> = (0..100_000).map(|_| b"ACGT"[r.below(4) as usize]).collect();
+        let mut fa = b">t\n".to_vec();
+        fa.extend_from_slice(&text);
+        fa.push(b'\n');
+        let reference =
+            fmalign::reference::read_fasta_from(&fa[..], std::path::Path::new("t.fa")).unwrap();
+        let index = build_in_memory(reference, &IndexConfig::default()).unwrap();
+        let fm = index.fm();
+        let dev = fmalign::map::cuda::DeviceIndex::upload(&index).unwrap();
+        let reads: Vec<Vec<u8>> = (0..SUB_READS * 5 / 2)
+            .map(|q| {
+                let len = 1 + r.below(if q % 100 == 0 { 200 } else { 40 }) as usize;
+                let at = r.below((text.len() - len) as u64) as usize;
+                let mut read = text[at..at + len].to_vec();
+                if q % 13 == 0 {
+                    read[len / 2] = b'N';
+                }
+                read
+            })
+            .collect();
+        let seqs: Vec<&[u8]> = reads.iter().map(|v| v.as_slice()).collect();
+        let (want, _) = fmalign::map::search_intervals(&fm, &KmerTable::new(&fm, 0), &seqs);
+        for _ in 0..2 {
+            let got = dev.exact_batch(&seqs).unwrap();
+            let bad = got.iter().zip(&want).filter(|(g, w)| g != w).count();
+            assert_eq!(bad, 0, "{bad} of {} reads differ", seqs.len());
         }
     }
 
@@ -665,6 +706,37 @@ mod device {
             assert!(
                 gpu == cpu,
                 "--device gpu -K {batch}: SAM differs from the CPU's"
+            );
+        }
+        // Pairs (the device searches both mates' lists in one pass), and
+        // the default batch size with --max-locate in play.
+        let mut fq2 = Vec::new();
+        for q in 0..5000 {
+            let at = r.below(190_000) as usize;
+            let read: Vec<u8> = text[at..at + 100]
+                .iter()
+                .rev()
+                .map(|&b| match b {
+                    b'A' => b'T',
+                    b'C' => b'G',
+                    b'G' => b'C',
+                    _ => b'A',
+                })
+                .collect();
+            fq2.extend_from_slice(format!("@r{q}\n").as_bytes());
+            fq2.extend_from_slice(&read);
+            fq2.extend_from_slice(b"\n+\n");
+            fq2.extend(std::iter::repeat_n(b'I', 100));
+            fq2.push(b'\n');
+        }
+        std::fs::write(d.join("r2.fq"), &fq2).unwrap();
+        let cpu = run(&["map", "-q", "--device", "cpu", "ref.fa", "r.fq", "r2.fq"]);
+        for batch in [&["-K", "3000"][..], &[][..]] {
+            let mut args = vec!["map", "-q", "--device", "gpu", "ref.fa", "r.fq", "r2.fq"];
+            args.extend_from_slice(batch);
+            assert!(
+                run(&args) == cpu,
+                "{args:?}: pairs' SAM differs from the CPU's"
             );
         }
     }

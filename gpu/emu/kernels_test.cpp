@@ -313,6 +313,7 @@ static const auto PACK_TEXT = kern(k_maps::pack_text, "pack_text");
 static const auto UNSORTED_FLAGS = kern(k_maps::unsorted_flags, "unsorted_flags");
 static const auto FLAG_TILES = kern(k_scan::flag_tiles, "flag_tiles");
 static const auto MAP_EXACT = kern(k_map::map_exact, "map_exact");
+static const auto MAP_EXACT_PACKED = kern(k_map::map_exact_packed, "map_exact_packed");
 static const auto MAP_LOCATE_U32 = kern(k_map::map_locate_u32, "map_locate_u32");
 static const auto MAP_LOCATE_U64 = kern(k_map::map_locate_u64, "map_locate_u64");
 
@@ -1494,6 +1495,18 @@ static void test_map(const std::vector<u8>& t, u32 shift, const char* what) {
         for (auto& c : r) c = (u8)below(4);
         reads.push_back(r);
     }
+    // Longer ones (several packed words), one with an N past the first word.
+    for (int q = 0; q < 12 && n >= 100; q++) {
+        u64 len = 60 + below(41);
+        u64 at = below(n - len + 1);
+        std::vector<u8> r(t.begin() + at, t.begin() + at + len);
+        if (q % 2 == 1) {
+            std::reverse(r.begin(), r.end());
+            for (auto& c : r) c = 3 - c;
+        }
+        if (q == 5) r[40] = 4;
+        reads.push_back(r);
+    }
     reads.push_back({});
     reads.push_back({0, 4, 1});
     std::vector<u8> codes;
@@ -1534,6 +1547,29 @@ static void test_map(const std::vector<u8>& t, u32 shift, const char* what) {
     run(grid(reads.size()), MAP_EXACT, (const u64*)docc.p(), (const u64*)dsup.p(), (const u64*)dc5.p(), primary, n,
         (const u8*)dcodes.p(), (const u64*)doff.p(), (const u32*)dlens.p(), (u64)reads.size(), out.p());
     SAME(out.host(), want, "map_exact n=%llu %s: [fwd lo, hi, rev lo, hi] per read", n, what);
+
+    // The same reads 2-bit packed (src/map/cuda.rs pack_reads): each read
+    // from a word boundary, bit 31 of the length for a non-ACGT base.
+    std::vector<u64> pwords, starts;
+    std::vector<u32> plens;
+    for (auto& r : reads) {
+        starts.push_back(pwords.size());
+        bool amb = false;
+        for (size_t k = 0; k < r.size(); k++) {
+            if (k % 32 == 0) pwords.push_back(0);
+            amb |= r[k] > 3;
+            pwords.back() |= (u64)(r[k] & 3) << (2 * (k % 32));
+        }
+        plens.push_back((u32)r.size() | (amb ? 1u << 31 : 0));
+    }
+    pwords.push_back(0);  // never empty
+    Buf<u64> dwords = upload(pwords), dstarts = upload(starts);
+    Buf<u32> dplens = upload(plens);
+    Buf<u64> pout = alloc<u64>(4 * reads.size());
+    run(grid(reads.size()), MAP_EXACT_PACKED, (const u64*)docc.p(), (const u64*)dsup.p(), (const u64*)dc5.p(),
+        primary, n, (const u64*)dwords.p(), (const u64*)dstarts.p(), (const u32*)dplens.p(), (u64)reads.size(),
+        pout.p());
+    SAME(pout.host(), want, "map_exact_packed n=%llu %s: [fwd lo, hi, rev lo, hi] per read", n, what);
 
     std::vector<u64> all(n + 1);
     std::iota(all.begin(), all.end(), 0);

@@ -66,8 +66,9 @@ pub struct MapConfig {
     pub threads: usize,
     /// Records per read.
     pub report: Report,
-    /// Bases per batch.
-    pub batch_bases: usize,
+    /// Bases per batch; `None`: [`CPU_BATCH_BASES`], or [`GPU_BATCH_BASES`]
+    /// when the GPU searches.
+    pub batch_bases: Option<usize>,
     /// XA lists alternatives only when a read has at most this many hits.
     pub max_xa: usize,
     /// k of the k-mer table that starts each search (0: none).
@@ -210,7 +211,7 @@ impl Default for MapConfig {
         MapConfig {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             report: Report::Best,
-            batch_bases: 10_000_000,
+            batch_bases: None,
             max_xa: 3,
             kmer: crate::kmer::DEFAULT_K,
             max_locate: 100_000,
@@ -227,6 +228,14 @@ impl Default for MapConfig {
     }
 }
 
+/// Bases per batch on the CPU (`-K`): enough work for every thread, little
+/// memory.
+pub const CPU_BATCH_BASES: usize = 10_000_000;
+
+/// Bases per batch when the GPU searches: a million reads or more per pass
+/// (1.3 M reads of 150 bases), in sub-batches of `cuda::SUB_READS`.
+pub const GPU_BATCH_BASES: usize = 200_000_000;
+
 /// The device searching exact reads (`--device gpu`): the FM-index in
 /// device memory; an uninhabited stand-in without the `gpu` feature.
 #[cfg(feature = "gpu")]
@@ -237,7 +246,7 @@ pub enum Dev {}
 
 #[cfg(not(feature = "gpu"))]
 impl Dev {
-    pub(super) fn exact(&self, _: &[&[u8]]) -> Result<Vec<[Interval; 2]>> {
+    pub(super) fn exact_batch(&self, _: &[&[u8]]) -> Result<Vec<[Interval; 2]>> {
         match *self {}
     }
     pub(super) fn locate(&self, _: &[u64]) -> Result<Vec<u64>> {

@@ -1,19 +1,289 @@
 //! Exact mapping on the device (`fmalign map --device gpu`): the FM-index of
 //! the `.fmi` file is copied to device memory once (OCC, OCC_SUPER, C, the
-//! sampled SA), reads go over as codes, and `gpu/map.cu` runs the backward
+//! sampled SA); a whole batch of reads goes over 2-bit packed
+//! ([`DeviceIndex::exact_batch`]: sub-batches of [`SUB_READS`] reads through
+//! pinned host buffers on two streams, so that packing one sub-batch overlaps
+//! the copies and search of the other), `gpu/map.cu` runs the backward
 //! search of both strands (one thread per read) and locate (one thread per
 //! row). The CPU formats the records, so the SAM is the CPU path's.
 
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{
+    CudaContext, CudaSlice, CudaStream, DeviceRepr, PinnedHostSlice, PushKernelArg, ValidAsZeroBits,
+};
+use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::fm::{Interval, Ssa};
 use crate::gpu::device::{Gpu, grid};
 use crate::index::Index;
 
+/// Reads per sub-batch of [`DeviceIndex::exact_batch`]: 2^20 reads of
+/// 150 bases are 37.5 MiB packed and 32 MiB of intervals, in each of the two
+/// slots.
+pub const SUB_READS: usize = 1 << 20;
+
+/// Bit 31 of a packed read's length (gpu/map.cu `AMBIGUOUS`): the read holds
+/// a base other than A/C/G/T and matches nowhere.
+const AMBIGUOUS: u32 = 1 << 31;
+
+/// Reads packed per parallel task of [`pack_reads`].
+const PACK_GROUP: usize = 4096;
+
+/// Words [`pack_reads`] fills for `reads`: each read starts a word, 32
+/// bases a word; at least one (a device buffer is never empty).
+pub fn packed_words(reads: &[&[u8]]) -> usize {
+    reads
+        .iter()
+        .map(|r| r.len().div_ceil(32))
+        .sum::<usize>()
+        .max(1)
+}
+
+/// Packs `reads` for `map_exact_packed`: read `k` starts at word
+/// `starts[k]`, its base `i` at bits `2 (i % 32)` of word `starts[k] + i /
+/// 32` (A, C, G, T = 0..3, the index's codes); `lens[k]` is its length, with
+/// [`AMBIGUOUS`] set when it holds any other letter. `words` must hold
+/// [`packed_words`], `starts` and `lens` one entry per read. Groups of reads
+/// are packed in parallel (rayon).
+pub fn pack_reads(
+    reads: &[&[u8]],
+    words: &mut [u64],
+    starts: &mut [u64],
+    lens: &mut [u32],
+) -> Result<()> {
+    let need = packed_words(reads);
+    if words.len() < need || starts.len() < reads.len() || lens.len() < reads.len() {
+        return Err(Error::Gpu(format!(
+            "packing {} reads: buffers of {} words, {} starts, {} lengths are too small",
+            reads.len(),
+            words.len(),
+            starts.len(),
+            lens.len()
+        )));
+    }
+    let mut at = 0;
+    for (k, r) in reads.iter().enumerate() {
+        if r.len() >= AMBIGUOUS as usize {
+            return Err(Error::Gpu(format!(
+                "a read of {} bases is too long for the GPU search",
+                r.len()
+            )));
+        }
+        starts[k] = at as u64;
+        at += r.len().div_ceil(32);
+    }
+    words[at..].fill(0);
+    // Each group's words are one piece of `words`, borrowed by one task.
+    let mut pieces = Vec::with_capacity(reads.len().div_ceil(PACK_GROUP));
+    let mut rest = &mut words[..at];
+    for (group, lens) in reads
+        .chunks(PACK_GROUP)
+        .zip(lens[..reads.len()].chunks_mut(PACK_GROUP))
+    {
+        let len: usize = group.iter().map(|r| r.len().div_ceil(32)).sum();
+        let (piece, tail) = rest.split_at_mut(len);
+        rest = tail;
+        pieces.push((group, piece, lens));
+    }
+    pieces.into_par_iter().for_each(|(group, piece, lens)| {
+        let mut w = 0;
+        for (r, len) in group.iter().zip(lens.iter_mut()) {
+            let mut amb = false;
+            for chunk in r.chunks(32) {
+                let mut word = 0u64;
+                for (i, &b) in chunk.iter().enumerate() {
+                    let c = crate::dna::code(b);
+                    amb |= c > 3;
+                    word |= u64::from(c & 3) << (2 * i);
+                }
+                piece[w] = word;
+                w += 1;
+            }
+            *len = r.len() as u32 | if amb { AMBIGUOUS } else { 0 };
+        }
+    });
+    Ok(())
+}
+
+/// Page-locked host memory of `len` elements (at least one), zeroed:
+/// copies from and to it run asynchronously on a stream.
+/// `write_combined` for buffers the host only writes (faster over PCIe,
+/// slow to read back).
+fn pinned<T: DeviceRepr + ValidAsZeroBits>(
+    ctx: &Arc<CudaContext>,
+    len: usize,
+    write_combined: bool,
+) -> Result<PinnedHostSlice<T>> {
+    let len = len.max(1);
+    let flags = if write_combined {
+        cudarc::driver::sys::CU_MEMHOSTALLOC_WRITECOMBINED
+    } else {
+        0
+    };
+    // SAFETY: the allocation is uninitialised; it is zeroed below, before
+    // any slice of it exists (T is valid as zero bits).
+    let mut p = unsafe { ctx.alloc_pinned_with_flags::<T>(len, flags) }
+        .map_err(|e| err("pinned host memory", e))?;
+    let ptr = p.as_mut_ptr().map_err(|e| err("pinned host memory", e))?;
+    // SAFETY: ptr points to `len` elements of T just allocated above.
+    unsafe { std::ptr::write_bytes(ptr, 0, len) };
+    Ok(p)
+}
+
+/// One of the two slots of [`DeviceIndex::exact_batch`]: a stream, pinned
+/// host buffers and device buffers for one sub-batch, and which reads are
+/// in flight in it.
+struct Slot {
+    stream: Arc<CudaStream>,
+    words: PinnedHostSlice<u64>,
+    starts: PinnedHostSlice<u64>,
+    lens: PinnedHostSlice<u32>,
+    out: PinnedHostSlice<u64>,
+    dwords: CudaSlice<u64>,
+    dstarts: CudaSlice<u64>,
+    dlens: CudaSlice<u32>,
+    dout: CudaSlice<u64>,
+    /// The reads (of the whole batch) whose intervals are being computed.
+    pending: Option<Range<usize>>,
+}
+
+impl Slot {
+    fn new(gpu: &Gpu) -> Result<Self> {
+        let stream = gpu.ctx.new_stream().map_err(|e| err("new stream", e))?;
+        let z64 = |n| {
+            stream
+                .alloc_zeros::<u64>(n)
+                .map_err(|e| err("device memory for reads", e))
+        };
+        Ok(Slot {
+            words: pinned(&gpu.ctx, 1, true)?,
+            starts: pinned(&gpu.ctx, 1, true)?,
+            lens: pinned(&gpu.ctx, 1, true)?,
+            out: pinned(&gpu.ctx, 4, false)?,
+            dwords: z64(1)?,
+            dstarts: z64(1)?,
+            dlens: stream
+                .alloc_zeros::<u32>(1)
+                .map_err(|e| err("device memory for reads", e))?,
+            dout: z64(4)?,
+            stream,
+            pending: None,
+        })
+    }
+
+    /// Room for `words` packed words and `reads` reads (a quarter more
+    /// when it grows, so that batches of similar reads do not reallocate).
+    fn reserve(&mut self, ctx: &Arc<CudaContext>, words: usize, reads: usize) -> Result<()> {
+        let st = &self.stream;
+        let dev = |e| err("device memory for reads", e);
+        if self.words.len() < words {
+            let n = words + words / 4;
+            self.words = pinned(ctx, n, true)?;
+            self.dwords = st.alloc_zeros::<u64>(n).map_err(dev)?;
+        }
+        if self.starts.len() < reads {
+            let n = reads + reads / 4;
+            self.starts = pinned(ctx, n, true)?;
+            self.lens = pinned(ctx, n, true)?;
+            self.out = pinned(ctx, 4 * n, false)?;
+            self.dstarts = st.alloc_zeros::<u64>(n).map_err(dev)?;
+            self.dlens = st.alloc_zeros::<u32>(n).map_err(dev)?;
+            self.dout = st.alloc_zeros::<u64>(4 * n).map_err(dev)?;
+        }
+        Ok(())
+    }
+
+    /// Packs `reads` (the batch's reads `range`) into the pinned buffers and
+    /// queues, on this slot's stream: the copies over, `map_exact_packed`,
+    /// the copy of the intervals back. Returns at once; [`Slot::collect`]
+    /// waits.
+    fn submit(&mut self, ix: &DeviceIndex, reads: &[&[u8]], range: Range<usize>) -> Result<()> {
+        let (nw, nr) = (packed_words(reads), reads.len());
+        self.reserve(&ix.gpu.ctx, nw, nr)?;
+        let host = |e| err("pinned host memory", e);
+        pack_reads(
+            reads,
+            &mut self.words.as_mut_slice().map_err(host)?[..nw],
+            &mut self.starts.as_mut_slice().map_err(host)?[..nr],
+            &mut self.lens.as_mut_slice().map_err(host)?[..nr],
+        )?;
+        let st = &self.stream;
+        let copy = |e| err("copy reads", e);
+        // Slices of pinned memory: the copies are asynchronous. The buffers
+        // are not written again before `collect` synchronised the stream.
+        st.memcpy_htod(
+            &self.words.as_slice().map_err(host)?[..nw],
+            &mut self.dwords.slice_mut(..nw),
+        )
+        .map_err(copy)?;
+        st.memcpy_htod(
+            &self.starts.as_slice().map_err(host)?[..nr],
+            &mut self.dstarts.slice_mut(..nr),
+        )
+        .map_err(copy)?;
+        st.memcpy_htod(
+            &self.lens.as_slice().map_err(host)?[..nr],
+            &mut self.dlens.slice_mut(..nr),
+        )
+        .map_err(copy)?;
+        let count = nr as u64;
+        let f = ix.gpu.func("map_exact_packed")?;
+        let mut b = st.launch_builder(f);
+        b.arg(&ix.occ)
+            .arg(&ix.sup)
+            .arg(&ix.c5)
+            .arg(&ix.primary)
+            .arg(&ix.n)
+            .arg(&self.dwords)
+            .arg(&self.dstarts)
+            .arg(&self.dlens)
+            .arg(&count)
+            .arg(&mut self.dout);
+        // SAFETY: the arguments match map_exact_packed's parameters in
+        // gpu/map.cu; dstarts and dlens hold `count` entries (reserve), every
+        // start plus its read's words lies within the `nw` words copied to
+        // dwords (pack_reads), and dout holds 4 * count.
+        unsafe { b.launch(grid(nr)) }.map_err(|e| err("map_exact_packed", e))?;
+        st.memcpy_dtoh(
+            &self.dout.slice(..4 * nr),
+            &mut self.out.as_mut_slice().map_err(host)?[..4 * nr],
+        )
+        .map_err(|e| err("copy intervals back", e))?;
+        self.pending = Some(range);
+        Ok(())
+    }
+
+    /// Waits for the sub-batch in flight, if any, and writes its intervals
+    /// into `out`.
+    fn collect(&mut self, out: &mut [[Interval; 2]]) -> Result<()> {
+        let Some(range) = self.pending.take() else {
+            return Ok(());
+        };
+        self.stream
+            .synchronize()
+            .map_err(|e| err("map_exact_packed", e))?;
+        let v = self
+            .out
+            .as_slice()
+            .map_err(|e| err("pinned host memory", e))?;
+        for (o, w) in out[range].iter_mut().zip(v.chunks_exact(4)) {
+            *o = [
+                Interval { lo: w[0], hi: w[1] },
+                Interval { lo: w[2], hi: w[3] },
+            ];
+        }
+        Ok(())
+    }
+}
+
 /// The FM-index in device memory.
 pub struct DeviceIndex {
     gpu: Gpu,
+    /// The two slots of `exact_batch`, made on its first call.
+    slots: Mutex<Vec<Slot>>,
     occ: CudaSlice<u64>,
     sup: CudaSlice<u64>,
     c5: CudaSlice<u64>,
@@ -50,6 +320,7 @@ impl DeviceIndex {
         };
         Ok(DeviceIndex {
             gpu,
+            slots: Mutex::new(Vec::new()),
             occ,
             sup,
             c5,
@@ -111,6 +382,41 @@ impl DeviceIndex {
                 ]
             })
             .collect())
+    }
+
+    /// [`DeviceIndex::exact`] for a whole batch in one pass: sub-batches of
+    /// [`SUB_READS`] reads alternate between two slots (streams), so the
+    /// host packs sub-batch `j` while the device copies and searches `j - 1`.
+    pub fn exact_batch(&self, reads: &[&[u8]]) -> Result<Vec<[Interval; 2]>> {
+        let mut out = vec![[Interval { lo: 0, hi: 0 }; 2]; reads.len()];
+        if reads.is_empty() {
+            return Ok(out);
+        }
+        let mut slots = self
+            .slots
+            .lock()
+            .map_err(|_| Error::Gpu("a previous search panicked".into()))?;
+        while slots.len() < 2 {
+            slots.push(Slot::new(&self.gpu)?);
+        }
+        let run = |slots: &mut Vec<Slot>, out: &mut [[Interval; 2]]| -> Result<()> {
+            for (j, start) in (0..reads.len()).step_by(SUB_READS).enumerate() {
+                let range = start..(start + SUB_READS).min(reads.len());
+                let slot = &mut slots[j % 2];
+                slot.collect(out)?;
+                slot.submit(self, &reads[range.clone()], range)?;
+            }
+            slots.iter_mut().try_for_each(|s| s.collect(out))
+        };
+        let result = run(&mut slots, &mut out);
+        if result.is_err() {
+            // Nothing stays in flight for the next call to collect.
+            for s in slots.iter_mut() {
+                s.pending = None;
+                let _ = s.stream.synchronize();
+            }
+        }
+        result.map(|()| out)
     }
 
     /// The text positions of suffix-array rows (as `FmIndex::locate`).

@@ -209,21 +209,20 @@ pub(super) fn locate_all(
     locate_all_on(fm, None, segments, reads, found, wanted).hits
 }
 
-/// What [`locate_all_on`] found, and where.
+/// What [`locate_all_on`] found.
 pub(super) struct Located {
     /// Each read's hits.
     pub(super) hits: Vec<Vec<Hit>>,
     /// Rows located.
     pub(super) rows: u64,
-    /// The device failed and the CPU located the rows instead.
-    pub(super) cpu_fallback: bool,
 }
 
-/// [`locate_all`], the rows located on `dev` when given (on the CPU if it
-/// fails).
+/// [`locate_all`], with the rows' positions already `located` (by the
+/// device, in the order listed here: read by read, forward strand first)
+/// when given.
 pub(super) fn locate_all_on(
     fm: &FmIndex<'_>,
-    dev: Option<&Dev>,
+    located: Option<Vec<u64>>,
     segments: &Segments,
     reads: &[&[u8]],
     found: &[Strands],
@@ -237,18 +236,17 @@ pub(super) fn locate_all_on(
             }
         }
     }
-    let mut fell_back = false;
-    let mut pos = match dev.map(|d| d.locate(&rows)) {
-        Some(Ok(p)) => p,
-        Some(Err(_)) => {
-            fell_back = true;
-            Vec::new()
+    let pos = match located {
+        Some(p) => {
+            assert_eq!(p.len(), rows.len(), "positions located for other rows");
+            p
         }
-        None => Vec::new(),
+        None => {
+            let mut pos = Vec::new();
+            fm.locate_many(&rows, INTERLEAVE, &mut pos);
+            pos
+        }
     };
-    if pos.len() != rows.len() {
-        fm.locate_many(&rows, INTERLEAVE, &mut pos);
-    }
     let mut at = 0;
     let mut out = Vec::with_capacity(reads.len());
     for (k, (seq, st)) in reads.iter().zip(found).enumerate() {
@@ -287,7 +285,6 @@ pub(super) fn locate_all_on(
     Located {
         hits: out,
         rows: rows.len() as u64,
-        cpu_fallback: fell_back,
     }
 }
 

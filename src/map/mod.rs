@@ -21,6 +21,7 @@ use rayon::prelude::*;
 use crate::device::{Device, Ran};
 use crate::error::{Error, Result};
 use crate::fastq::Batch;
+use crate::fm::Interval;
 use crate::index::Index;
 use crate::kmer::KmerTable;
 use crate::pair::Window;
@@ -51,12 +52,11 @@ struct ChunkHits {
     hits: Vec<ReadHits>,
     /// Rows located.
     located: u64,
-    /// The device failed and the CPU took over.
-    cpu_fallback: bool,
 }
 
 /// The hits of each of `seqs` (read names `names`, for the sampled
-/// start).
+/// start); `pre`: their intervals and located positions from the device
+/// ([`BatchHits::chunk`]), else searched here.
 #[allow(clippy::too_many_arguments)]
 fn chunk_hits(
     seqs: &[&[u8]],
@@ -65,19 +65,22 @@ fn chunk_hits(
     index: &Index,
     table: &KmerTable,
     cfg: &MapConfig,
-    dev: Option<&Dev>,
+    pre: Option<(Vec<[Interval; 2]>, Vec<u64>)>,
 ) -> ChunkHits {
     let fm = bi.fwd;
     let pac = index.pac();
-    let on_device = dev.map(|d| d.exact(seqs));
-    let device_failed = matches!(on_device, Some(Err(_)));
-    let found = match on_device {
-        Some(Ok(ivs)) => ivs.into_iter().map(Strands::exact).collect(),
-        _ => find_many(bi, pac, table, seqs, cfg.mismatches, cfg.search),
+    let (found, positions) = match pre {
+        Some((ivs, pos)) => (ivs.into_iter().map(Strands::exact).collect(), Some(pos)),
+        None => (
+            find_many(bi, pac, table, seqs, cfg.mismatches, cfg.search),
+            None,
+        ),
     };
     let rows = |k: usize| rows_of(&found[k]);
     let cap = cfg.locate_cap();
-    let all = locate_all_on(&fm, dev, &index.segments, seqs, &found, |k| rows(k) <= cap);
+    let all = locate_all_on(&fm, positions, &index.segments, seqs, &found, |k| {
+        rows(k) <= cap
+    });
     let mut located = all.rows;
     let hits = all
         .hits
@@ -101,10 +104,80 @@ fn chunk_hits(
             }
         })
         .collect();
-    ChunkHits {
-        hits,
-        located,
-        cpu_fallback: device_failed || all.cpu_fallback,
+    ChunkHits { hits, located }
+}
+
+/// A batch (and its mates) with what the device found for it, or why it
+/// found nothing.
+type Staged = ((Batch, Option<Batch>), Option<BatchHits>, Option<String>);
+
+/// What the device found for a whole batch, read by read (the batch's
+/// reads, then the mates'): both strands' intervals, and the text
+/// positions of the rows of reads with at most `--max-locate` rows, in the
+/// order [`locate_all_on`] lists them.
+pub(super) struct BatchHits {
+    ivs: Vec<[Interval; 2]>,
+    /// Read `k`'s positions are `pos[at[k]..at[k + 1]]`.
+    at: Vec<usize>,
+    pos: Vec<u64>,
+}
+
+/// The device's part of mapping a batch: exact search and locate, one pass
+/// each over every read of the batch.
+pub(super) trait BatchSearch {
+    /// `[forward, reverse]` intervals per read, as [`search_intervals`].
+    fn exact(&self, reads: &[&[u8]]) -> Result<Vec<[Interval; 2]>>;
+    /// Text positions of suffix-array rows.
+    fn locate(&self, rows: &[u64]) -> Result<Vec<u64>>;
+}
+
+impl BatchSearch for Dev {
+    fn exact(&self, reads: &[&[u8]]) -> Result<Vec<[Interval; 2]>> {
+        self.exact_batch(reads)
+    }
+    fn locate(&self, rows: &[u64]) -> Result<Vec<u64>> {
+        Dev::locate(self, rows)
+    }
+}
+
+impl BatchHits {
+    /// Searches and locates `reads` on `dev`; reads with more than `cap`
+    /// rows are left to [`sample_hits`] on the CPU, as in [`chunk_hits`].
+    pub(super) fn search(dev: &impl BatchSearch, reads: &[&[u8]], cap: u64) -> Result<Self> {
+        let ivs = dev.exact(reads)?;
+        let mut rows = Vec::new();
+        let mut at = Vec::with_capacity(reads.len() + 1);
+        at.push(0);
+        for &iv in &ivs {
+            let st = Strands::exact(iv);
+            if rows_of(&st) <= cap {
+                for f in st.rows.iter().flatten() {
+                    rows.extend(f.rows.lo..f.rows.hi);
+                }
+            }
+            at.push(rows.len());
+        }
+        let pos = dev.locate(&rows)?;
+        if pos.len() != rows.len() {
+            return Err(Error::Gpu(format!(
+                "locate returned {} positions for {} rows",
+                pos.len(),
+                rows.len()
+            )));
+        }
+        Ok(BatchHits { ivs, at, pos })
+    }
+
+    /// The intervals and positions of the reads `ranges` (in that order),
+    /// for [`chunk_hits`].
+    fn chunk(&self, ranges: &[std::ops::Range<usize>]) -> (Vec<[Interval; 2]>, Vec<u64>) {
+        let mut ivs = Vec::new();
+        let mut pos = Vec::new();
+        for r in ranges {
+            ivs.extend_from_slice(&self.ivs[r.clone()]);
+            pos.extend_from_slice(&self.pos[self.at[r.start]..self.at[r.end]]);
+        }
+        (ivs, pos)
     }
 }
 
@@ -113,7 +186,8 @@ fn chunk_hits(
 /// order and the batch's counters. For pairs, `window` is the insert-size
 /// window; when it is still unknown it is estimated from the first
 /// [`crate::pair::ESTIMATE_PAIRS`] pairs of this (the first) batch, with a
-/// notice.
+/// notice. `pre`: the batch's hits from the device (exact search), else
+/// the CPU searches.
 #[allow(clippy::too_many_arguments)]
 fn process_batch(
     batch: &Batch,
@@ -121,7 +195,7 @@ fn process_batch(
     index: &Index,
     table: &KmerTable,
     cfg: &MapConfig,
-    dev: Option<&Dev>,
+    pre: Option<&BatchHits>,
     bam: Option<&noodles_sam::Header>,
     window: &mut Option<Window>,
     status: bool,
@@ -141,8 +215,6 @@ fn process_batch(
         )?;
         return Ok((gather(chunks, &mut stats), stats));
     }
-    // The device searches exact reads only (-v 0).
-    let dev = dev.filter(|_| cfg.mismatches == 0);
     let bi = BiIndex {
         fwd: index.fm(),
         rev: index.rev_fm(),
@@ -158,11 +230,11 @@ fn process_batch(
                 let mut out = Vec::with_capacity(CHUNK_READS * 400);
                 let mut st = MapStats::default();
                 let range = c * CHUNK_READS..((c + 1) * CHUNK_READS).min(batch.len());
-                let reads: Vec<ReadView<'_>> = range.map(|i| batch.get(i)).collect();
+                let reads: Vec<ReadView<'_>> = range.clone().map(|i| batch.get(i)).collect();
                 let seqs: Vec<&[u8]> = reads.iter().map(|r| r.seq).collect();
                 let names: Vec<&[u8]> = reads.iter().map(|r| r.name).collect();
-                let found = chunk_hits(&seqs, &names, &bi, index, table, cfg, dev);
-                st.gpu_fallbacks += u64::from(found.cpu_fallback);
+                let pre = pre.map(|p| p.chunk(std::slice::from_ref(&range)));
+                let found = chunk_hits(&seqs, &names, &bi, index, table, cfg, pre);
                 st.located += found.located;
                 for (read, found) in reads.iter().zip(&found.hits) {
                     let w = format_read(
@@ -193,11 +265,15 @@ fn process_batch(
                     let reads: Vec<ReadView<'_>> = range
                         .clone()
                         .map(|i| batch.get(i))
-                        .chain(range.map(|i| mates.get(i)))
+                        .chain(range.clone().map(|i| mates.get(i)))
                         .collect();
                     let seqs: Vec<&[u8]> = reads.iter().map(|r| r.seq).collect();
                     let names: Vec<&[u8]> = reads.iter().map(|r| base_name(r.name)).collect();
-                    chunk_hits(&seqs, &names, &bi, index, table, cfg, dev)
+                    // The device's list holds the batch's reads, then the mates'.
+                    let n = batch.len();
+                    let pre =
+                        pre.map(|p| p.chunk(&[range.clone(), n + range.start..n + range.end]));
+                    chunk_hits(&seqs, &names, &bi, index, table, cfg, pre)
                 })
                 .collect();
             if window.is_none() {
@@ -211,7 +287,6 @@ fn process_batch(
                 .map(|(c, found)| {
                     let mut out = Vec::with_capacity(CHUNK_READS * 400);
                     let mut st = MapStats {
-                        gpu_fallbacks: u64::from(found.cpu_fallback),
                         located: found.located,
                         ..MapStats::default()
                     };
@@ -382,7 +457,18 @@ pub fn map_reads_with<W: Write + Send>(
         0
     };
     let (text_tx, text_rx) = bounded::<Vec<Vec<u8>>>(1);
-    let batch_bases = cfg.batch_bases.max(1);
+    let batch_bases = cfg
+        .batch_bases
+        .unwrap_or(if dev.is_some() {
+            GPU_BATCH_BASES
+        } else {
+            CPU_BATCH_BASES
+        })
+        .max(1);
+    // Between reader and formatter: the device searches batch k + 1 while
+    // the CPU formats batch k (without a device, batches pass through).
+    let (staged_tx, staged_rx) = bounded::<Result<Staged>>(1);
+    let cap = cfg.locate_cap();
     std::thread::scope(|s| {
         let reader = s.spawn(move || {
             let mut source = source;
@@ -411,8 +497,32 @@ pub fn map_reads_with<W: Write + Send>(
                 }
             }
         });
-        let format = cfg.format;
         let pool = &pool;
+        let dev = dev.as_ref();
+        let searcher = s.spawn(move || {
+            for batch in batch_rx {
+                let staged = batch.map(|b| {
+                    let Some(d) = dev else {
+                        return (b, None, None);
+                    };
+                    let found = {
+                        let mut seqs: Vec<&[u8]> = (0..b.0.len()).map(|i| b.0.get(i).seq).collect();
+                        if let Some(m) = &b.1 {
+                            seqs.extend((0..m.len()).map(|i| m.get(i).seq));
+                        }
+                        pool.install(|| BatchHits::search(d, &seqs, cap))
+                    };
+                    match found {
+                        Ok(h) => (b, Some(h), None),
+                        Err(e) => (b, None, Some(e.to_string())),
+                    }
+                });
+                if staged_tx.send(staged).is_err() {
+                    break;
+                }
+            }
+        });
+        let format = cfg.format;
         let writer = s.spawn(move || -> std::io::Result<()> {
             let mut out = out;
             out.write_all(&header)?;
@@ -445,14 +555,22 @@ pub fn map_reads_with<W: Write + Send>(
             ..MapStats::default()
         };
         let mut failure = None;
-        for batch in batch_rx.iter() {
-            let batch = match batch {
+        for staged in staged_rx.iter() {
+            let (batch, hits, device_error) = match staged {
                 Ok(b) => b,
                 Err(e) => {
                     failure = Some(e);
                     break;
                 }
             };
+            if let Some(e) = device_error {
+                if stats.gpu_fallbacks == 0 {
+                    stats
+                        .notices
+                        .push(format!("{e}; that batch was mapped on the CPU"));
+                }
+                stats.gpu_fallbacks += 1;
+            }
             let want_status = copy.is_some();
             let (text, st) = match pool.install(|| {
                 process_batch(
@@ -461,7 +579,7 @@ pub fn map_reads_with<W: Write + Send>(
                     index,
                     &table,
                     cfg,
-                    dev.as_ref(),
+                    hits.as_ref(),
                     bam.as_ref(),
                     &mut window,
                     want_status,
@@ -498,9 +616,10 @@ pub fn map_reads_with<W: Write + Send>(
                 break; // the writer failed; its error is reported below
             }
         }
-        drop(batch_rx);
+        drop(staged_rx);
         drop(text_tx);
         let written = writer.join().expect("writer thread panicked");
+        searcher.join().expect("search thread panicked");
         reader.join().expect("reader thread panicked");
         match (failure, written) {
             (Some(e), _) => Err(e),
@@ -575,6 +694,110 @@ mod tests {
                 b"ACGT"[(*seed % 4) as usize]
             })
             .collect()
+    }
+
+    /// The device's search for a test: the CPU's search and locate, one
+    /// pass per batch, as the device answers.
+    struct CpuBatch<'a>(&'a Index);
+
+    impl BatchSearch for CpuBatch<'_> {
+        fn exact(&self, reads: &[&[u8]]) -> Result<Vec<[Interval; 2]>> {
+            let fm = self.0.fm();
+            Ok(search_intervals(&fm, &KmerTable::new(&fm, 0), reads).0)
+        }
+        fn locate(&self, rows: &[u64]) -> Result<Vec<u64>> {
+            Ok(rows.iter().map(|&r| self.0.fm().locate(r)).collect())
+        }
+    }
+
+    /// The device path's plumbing, with the CPU's search behind it: hits of
+    /// a whole batch (reads, then mates), cut back into chunks of 256 reads,
+    /// give the SAM of the per-chunk CPU search, for single reads and pairs,
+    /// with N reads, unmapped reads and reads over `--max-locate` (sampled
+    /// on the CPU) among them.
+    #[test]
+    fn batch_hits_give_the_per_chunk_sam() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15;
+        let mut text = bases(&mut seed, 20_000);
+        let unit = text[1000..1040].to_vec();
+        for k in 0..40 {
+            // A repeat of 41 copies: more rows than --max-locate 30.
+            text[3000 + 200 * k..3040 + 200 * k].copy_from_slice(&unit);
+        }
+        // And one of exactly 30: located, the last read that is.
+        let unit30 = text[12_500..12_540].to_vec();
+        for k in 0..29 {
+            text[13_000 + 200 * k..13_040 + 200 * k].copy_from_slice(&unit30);
+        }
+        let mut fa = b">a\n".to_vec();
+        fa.extend(&text[..12_000]);
+        fa.extend(b"\nNNNN\n>b\n");
+        fa.extend(&text[12_000..]);
+        fa.push(b'\n');
+        let reference = read_fasta_from(&fa[..], Path::new("r.fa")).unwrap();
+        let index = build_in_memory(reference, &IndexConfig::default()).unwrap();
+        let (mut fq1, mut fq2) = (Vec::new(), Vec::new());
+        for q in 0..700u64 {
+            let at = (q * 7919 % 19_700) as usize;
+            let mut r1 = text[at..at + 40].to_vec();
+            let mut r2: Vec<u8> =
+                crate::dna::reverse_complement_ascii(&text[at + 150..at + 190]).collect();
+            match q % 11 {
+                0 => r1[20] = b'N',
+                1 => r2 = bases(&mut seed, 40),
+                2 => r1 = unit.clone(),
+                3 => r1 = unit30.clone(),
+                _ => {}
+            }
+            for (fq, r) in [(&mut fq1, &r1), (&mut fq2, &r2)] {
+                fq.extend(format!("@q{q}\n").bytes());
+                fq.extend(r);
+                fq.extend(b"\n+\n");
+                fq.extend(std::iter::repeat_n(b'I', r.len()));
+                fq.push(b'\n');
+            }
+        }
+        let cfg = MapConfig {
+            threads: 2,
+            max_locate: 30,
+            report: Report::UpTo(3),
+            ..MapConfig::default()
+        };
+        let table = KmerTable::new(&index.fm(), cfg.kmer);
+        let batch = |fq: &Vec<u8>| {
+            ReadSource::from_reader(std::io::Cursor::new(fq.clone()), Path::new("q.fq"))
+                .unwrap()
+                .next_batch(usize::MAX)
+                .unwrap()
+                .unwrap()
+        };
+        let (b1, b2) = (batch(&fq1), batch(&fq2));
+        let pairing = PairConfig::default();
+        let window = Some(crate::pair::DEFAULT_WINDOW);
+        for mates in [None, Some((&b2, &pairing))] {
+            let mut seqs: Vec<&[u8]> = (0..b1.len()).map(|i| b1.get(i).seq).collect();
+            if let Some((m, _)) = mates {
+                seqs.extend((0..m.len()).map(|i| m.get(i).seq));
+            }
+            let hits = BatchHits::search(&CpuBatch(&index), &seqs, cfg.locate_cap()).unwrap();
+            let run = |pre| {
+                let mut w = window;
+                let (text, st) =
+                    process_batch(&b1, mates, &index, &table, &cfg, pre, None, &mut w, false)
+                        .unwrap();
+                (text.concat(), st)
+            };
+            let (cpu, cpu_st) = run(None);
+            let (dev, dev_st) = run(Some(&hits));
+            assert!(cpu == dev, "pairs: {}", mates.is_some());
+            assert_eq!(cpu_st.located, dev_st.located);
+            let sam = String::from_utf8(cpu).unwrap();
+            // The cases above are all there: mapped, unmapped, sampled repeats.
+            let flag = |l: &str| l.split('\t').nth(1).unwrap().parse::<u16>().unwrap();
+            assert!(sam.lines().any(|l| flag(l) & 4 != 0));
+            assert!(cpu_st.mapped > cpu_st.reads / 2);
+            assert!(hits.at.windows(2).any(|w| w[0] == w[1]) && !hits.pos.is_empty());
+        }
     }
 
     /// `--max-locate N` bounds the rows located per read, also when most
