@@ -2,7 +2,8 @@
 // pass, reduce-then-scan:
 // 1. radix_hist: per tile (RTILE elements), a count per digit, stored
 //    digit-major (counts[d * tiles + t]);
-// 2. the host runs the device exclusive scan (scan.cu) over those counts:
+// 2. the exclusive scan of scan.cu over those counts (scan_tiles_u64,
+//    scan_carries, scan_apply_u64, all on the device, no copy to the host):
 //    each (digit, tile) then holds its first output slot;
 // 3. radix_scatter: each tile sorts itself by the digit in shared memory
 //    (one stable 1-bit split a bit, a block scan each) and writes every

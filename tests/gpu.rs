@@ -22,6 +22,8 @@ fn expected_kernels() -> Vec<String> {
         "pack_text",
         "unsorted_flags",
         "flag_tiles",
+        "scan_carries",
+        "segscan_carries",
         "compact_u8",
         "compact_u32",
         "compact_u64",
@@ -241,6 +243,9 @@ mod device {
         ]
     }
 
+    /// 4098 scan tiles: more than one pass of `scan_carries`.
+    const BIG: usize = 4097 * 4096 + 5;
+
     fn rand_vec<T: Gen>(r: &mut Rng, n: usize, bits: u32) -> Vec<T> {
         (0..n)
             .map(|_| {
@@ -319,6 +324,10 @@ mod device {
             scan_case::<u32>(&g, &mut r, n);
             scan_case::<u64>(&g, &mut r, n);
         }
+        // More tiles (4096 elements each) than one pass of the carry
+        // scans' single block (4096 tiles): the carry crosses passes.
+        scan_case::<u32>(&g, &mut r, BIG);
+        compact_case::<u32>(&g, &mut r, BIG, 3);
     }
 
     fn compact_case<T: Gen>(g: &Cuda, r: &mut Rng, n: usize, den: u64) {

@@ -28,7 +28,8 @@
 // emulation stops (deadlock, invalid launch); a crash kills it by its signal.
 //
 // Keep it fast: each CUDA thread is a fiber, and a launch of b blocks costs
-// 256 * b switches per barrier. The whole run takes about 6 s on one core.
+// 256 * b switches per barrier. The whole run takes about 9 s on one core,
+// 5 s of it group scan_big (16.8 M elements).
 
 #include "shim.h"
 
@@ -312,6 +313,8 @@ RS_KERNELS(u64, u64)
 static const auto PACK_TEXT = kern(k_maps::pack_text, "pack_text");
 static const auto UNSORTED_FLAGS = kern(k_maps::unsorted_flags, "unsorted_flags");
 static const auto FLAG_TILES = kern(k_scan::flag_tiles, "flag_tiles");
+static const auto SCAN_CARRIES = kern(k_scan::scan_carries, "scan_carries");
+static const auto SEGSCAN_CARRIES = kern(k_scan::segscan_carries, "segscan_carries");
 static const auto MAP_EXACT = kern(k_map::map_exact, "map_exact");
 static const auto MAP_EXACT_PACKED = kern(k_map::map_exact_packed, "map_exact_packed");
 static const auto MAP_LOCATE_U32 = kern(k_map::map_locate_u32, "map_locate_u32");
@@ -353,34 +356,46 @@ struct Layout {
 };
 static const char* const LAYOUT_NAMES[] = {"identity", "interleaved", "split"};
 
-// Exclusive scan of per-tile sums on the host: (carry per tile, total).
-static std::pair<Buf<u64>, u64> carry(const Buf<u64>& sums) {
-    std::vector<u64> h = sums.host();
-    u64 total = 0;
-    for (u64& v : h) {
-        u64 here = v;
-        v = total;
-        total += here;
-    }
-    return {upload(h), total};
+// Device-to-host copies made by the ported host code (not by the tests
+// reading results): cuda.rs makes one only in total().
+static u64 g_copies = 0;
+
+// Scans the tile aggregates sums[..tiles] into exclusive carries in place,
+// one block; sums[tiles] gets the total.
+static void carries(Buf<u64>& sums) {
+    if (sums.len < 2) std::abort();
+    run(1, SCAN_CARRIES, sums.p(), (u64)(sums.len - 1));
 }
 
+// The total of a carry scan (its last element; 0 with no tile): the one
+// copy to the host.
+static u64 total(const Buf<u64>& sums) {
+    if (sums.len < 2) return 0;
+    g_copies++;
+    return sums.p()[sums.len - 1];
+}
+
+// The tile carries, the total last.
 template <class W>
-static u64 scan(Buf<W>& x, size_t n, bool inclusive) {
-    if (n == 0) return 0;
+static Buf<u64> scan(Buf<W>& x, size_t n, bool inclusive) {
     size_t tiles = div_ceil(n, TILE);
-    Buf<u64> sums = alloc<u64>(tiles);
+    Buf<u64> sums = alloc<u64>(tiles + 1);
+    if (n == 0) return sums;
     run(tiles, Kw<W>::scan_tiles, x.p(), (u64)n, sums.p());
-    auto [c, total] = carry(sums);
-    run(tiles, Kw<W>::scan_apply, x.p(), (u64)n, c.p(), (u32)inclusive);
-    return total;
+    carries(sums);
+    run(tiles, Kw<W>::scan_apply, x.p(), (u64)n, sums.p(), (u32)inclusive);
+    return sums;
 }
 
-static std::pair<Buf<u64>, u64> keep_offsets(const Buf<u8>& keep) {
-    size_t tiles = std::max<size_t>(div_ceil(keep.len, TILE), 1);
-    Buf<u64> counts = alloc<u64>(tiles);
-    if (keep.len > 0) run(tiles, FLAG_TILES, keep.p(), (u64)keep.len, counts.p());
-    return carry(counts);
+// Write offset of each tile, the total kept last.
+static Buf<u64> keep_offsets(const Buf<u8>& keep) {
+    size_t tiles = div_ceil(keep.len, TILE);
+    Buf<u64> counts = alloc<u64>(tiles + 1);
+    if (tiles > 0) {
+        run(tiles, FLAG_TILES, keep.p(), (u64)keep.len, counts.p());
+        carries(counts);
+    }
+    return counts;
 }
 
 template <class K, class V>
@@ -412,7 +427,7 @@ static void radix_sort_pairs(Buf<K>& keys, Buf<V>& vals, u32 bits) {
 
 template <class W>
 static W exclusive_scan(Buf<W>& x) {
-    return (W)scan(x, x.len, false);
+    return (W)total(scan(x, x.len, false));
 }
 
 template <class W>
@@ -423,23 +438,16 @@ static void segmented_scan(Buf<W>& x, const Buf<u8>& heads) {
     Buf<u64> sums = alloc<u64>(tiles);
     Buf<u8> flags = alloc<u8>(tiles);
     run(tiles, Kw<W>::segscan_tiles, x.p(), heads.p(), (u64)n, sums.p(), flags.p());
-    std::vector<u64> s = sums.host();
-    std::vector<u8> f = flags.host();
-    std::vector<u64> c;
-    u64 acc = 0;
-    for (size_t t = 0; t < tiles; t++) {
-        c.push_back(acc);
-        acc = f[t] ? s[t] : acc + s[t];
-    }
-    Buf<u64> cd = upload(c);
-    run(tiles, Kw<W>::segscan_apply, x.p(), heads.p(), (u64)n, cd.p());
+    run(1, SEGSCAN_CARRIES, sums.p(), flags.p(), (u64)tiles);
+    run(tiles, Kw<W>::segscan_apply, x.p(), heads.p(), (u64)n, sums.p());
 }
 
 template <class T>
 static Buf<T> compact(const Buf<T>& x, const Buf<u8>& keep) {
-    auto [offsets, total] = keep_offsets(keep);
-    Buf<T> out = alloc<T>(total);
-    if (total > 0)
+    Buf<u64> offsets = keep_offsets(keep);
+    u64 kept = total(offsets);
+    Buf<T> out = alloc<T>(kept);
+    if (kept > 0)
         run(div_ceil(x.len, TILE), Ke<T>::compact, x.p(), keep.p(), (u64)x.len, offsets.p(), out.p());
     return out;
 }
@@ -499,7 +507,7 @@ static void segmented_sort(const Buf<u8>& heads, Buf<K>& keys, Buf<V>& vals) {
     size_t m = keys.len;
     if (m < 2) return;
     Buf<u64> seg = widen<u64>(heads);
-    u64 segments = scan(seg, m, true);
+    u64 segments = total(scan(seg, m, true));
     Buf<u64> perm = iota_from<u64>(m, 0);
     Buf<K> k = copy(keys);
     radix(k, perm, sizeof(K) * 8);
@@ -565,7 +573,7 @@ static Buf<u32> cover_ranks(const Buf<W>& pos, u64 n, const CoverBufs& c) {
     return out;
 }
 
-static u64 count(const Buf<u8>& flags) { return keep_offsets(flags).second; }
+static u64 count(const Buf<u8>& flags) { return total(keep_offsets(flags)); }
 
 template <class W>
 static Buf<W> fill(size_t n, W value) {
@@ -619,9 +627,10 @@ static Buf<W> head_index(const Buf<u8>& heads, u64 add) {
 
 template <class W>
 static Buf<W> compact_index(const Buf<u8>& keep) {
-    auto [offsets, total] = keep_offsets(keep);
-    Buf<W> out = alloc<W>(total);
-    if (total > 0)
+    Buf<u64> offsets = keep_offsets(keep);
+    u64 kept = total(offsets);
+    Buf<W> out = alloc<W>(kept);
+    if (kept > 0)
         run(div_ceil(keep.len, TILE), Kw<W>::compact_index, keep.p(), (u64)keep.len, offsets.p(), out.p());
     return out;
 }
@@ -804,7 +813,9 @@ static void test_radix(size_t n, u32 bits, int dist) {
     }
     Buf<K> bk = upload(k);
     Buf<V> bv = upload(v);
+    u64 c0 = g_copies;
     radix_sort_pairs(bk, bv, bits);
+    SAME_VAL(g_copies - c0, 0, "radix_sort_pairs<%s,%s> n=%zu: copies to the host", tn<K>(), tn<V>(), n);
     SAME(bk.host(), ek, "radix_sort_pairs<%s,%s> n=%zu bits=%u %s: keys", tn<K>(), tn<V>(), n, bits, DIST[dist]);
     SAME(bv.host(), ev, "radix_sort_pairs<%s,%s> n=%zu bits=%u %s: values (stability)", tn<K>(), tn<V>(), n, bits,
          DIST[dist]);
@@ -829,46 +840,138 @@ static void group_radix() {
     SAME(bk.host(), k, "radix_sort_pairs bits=0");
 }
 
-template <class W>
-static void test_scan(size_t n) {
-    for (int dist = 0; dist < 2; dist++) {
-        std::vector<W> x(n);
-        for (auto& e : x) e = dist == 0 ? (W)rnd() : (W)1;  // dist 0 wraps
-        u64 sum = 0;
-        for (W e : x) sum += e;
-        for (int inc = 0; inc < 2; inc++) {
-            Buf<W> b = upload(x);
-            u64 total = scan(b, n, inc);
-            std::vector<W> e(n);
-            u64 acc = 0;
-            for (size_t i = 0; i < n; i++) {
-                if (inc) acc += x[i];
-                e[i] = (W)acc;
-                if (!inc) acc += x[i];
-            }
-            SAME(b.host(), e, "%s scan<%s> n=%zu %s", inc ? "inclusive" : "exclusive", tn<W>(), n,
-                 dist ? "ones" : "random");
-            SAME_VAL(total, sum, "scan<%s> n=%zu: total", tn<W>(), n);
-        }
-        Buf<W> b = upload(x);
-        SAME_VAL(exclusive_scan(b), (W)sum, "exclusive_scan<%s> n=%zu: returned total", tn<W>(), n);
+// The carry scan alone, over `tiles` aggregates (more than TILE: several
+// passes of its one block). Random values wrap.
+static void test_carries(size_t tiles, bool small) {
+    std::vector<u64> v(tiles + 1);
+    for (auto& e : v) e = small ? below(5) : rnd();
+    std::vector<u64> e(tiles + 1);
+    u64 acc = 0;
+    for (size_t t = 0; t < tiles; t++) {
+        e[t] = acc;
+        acc += v[t];
     }
-    for (u64 den : {1, 3, 5000, 0}) {
-        std::vector<W> x(n);
-        for (auto& e : x) e = (W)rnd();
-        std::vector<u8> h = random_flags(n, den);
-        if (n && den == 3) h[0] = 0;
+    e[tiles] = acc;
+    Buf<u64> b = upload(v);
+    carries(b);
+    SAME(b.host(), e, "scan_carries tiles=%zu %s", tiles, small ? "small" : "random");
+}
+
+// The segmented carry scan alone: sums[t] becomes the (sum, head) pair scan
+// entering tile t; flags of 1 to 255 count as heads.
+static void test_segcarries(size_t tiles, u64 den) {
+    std::vector<u64> v(tiles);
+    for (auto& x : v) x = rnd();
+    std::vector<u8> f = random_flags(tiles, den);
+    std::vector<u64> e(tiles);
+    u64 acc = 0;
+    for (size_t t = 0; t < tiles; t++) {
+        e[t] = acc;
+        acc = f[t] ? v[t] : acc + v[t];
+    }
+    Buf<u64> b = upload(v);
+    Buf<u8> fb = upload(f);
+    run(1, SEGSCAN_CARRIES, b.p(), fb.p(), (u64)tiles);
+    SAME(b.host(), e, "segscan_carries tiles=%zu flags 1/%llu", tiles, den);
+    SAME(fb.host(), f, "segscan_carries tiles=%zu flags 1/%llu: flags unchanged", tiles, den);
+}
+
+// Scans of x, inclusive and exclusive, their totals, and the copies to the
+// host each makes (the scan none; the total one, when n > 0).
+template <class W>
+static void check_scan(const std::vector<W>& x, const char* what) {
+    size_t n = x.size();
+    u64 sum = 0;
+    for (W e : x) sum += e;
+    for (int inc = 0; inc < 2; inc++) {
         Buf<W> b = upload(x);
-        Buf<u8> hb = upload(h);
-        segmented_scan(b, hb);
+        u64 c0 = g_copies;
+        Buf<u64> sums = scan(b, n, inc);
+        SAME_VAL(g_copies - c0, 0, "scan<%s> n=%zu: copies to the host", tn<W>(), n);
         std::vector<W> e(n);
         u64 acc = 0;
         for (size_t i = 0; i < n; i++) {
-            if (h[i]) acc = 0;
-            acc += x[i];
+            if (inc) acc += x[i];
             e[i] = (W)acc;
+            if (!inc) acc += x[i];
         }
-        SAME(b.host(), e, "segmented_scan<%s> n=%zu heads 1/%llu", tn<W>(), n, den);
+        SAME(b.host(), e, "%s scan<%s> n=%zu %s", inc ? "inclusive" : "exclusive", tn<W>(), n, what);
+        SAME_VAL(total(sums), sum, "scan<%s> n=%zu %s: total", tn<W>(), n, what);
+    }
+    Buf<W> b = upload(x);
+    u64 c0 = g_copies;
+    SAME_VAL(exclusive_scan(b), (W)sum, "exclusive_scan<%s> n=%zu %s: returned total", tn<W>(), n, what);
+    SAME_VAL(g_copies - c0, n > 0, "exclusive_scan<%s> n=%zu: copies to the host", tn<W>(), n);
+}
+
+// A segmented scan of x with heads h against the sequential one; it copies
+// nothing to the host.
+template <class W>
+static void check_segscan(const std::vector<W>& x, const std::vector<u8>& h, const char* what) {
+    size_t n = x.size();
+    Buf<W> b = upload(x);
+    Buf<u8> hb = upload(h);
+    u64 c0 = g_copies;
+    segmented_scan(b, hb);
+    SAME_VAL(g_copies - c0, 0, "segmented_scan<%s> n=%zu: copies to the host", tn<W>(), n);
+    std::vector<W> e(n);
+    u64 acc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (h[i]) acc = 0;
+        acc += x[i];
+        e[i] = (W)acc;
+    }
+    SAME(b.host(), e, "segmented_scan<%s> n=%zu heads %s", tn<W>(), n, what);
+}
+
+// compact_index (both widths) and count of keep against the sequential
+// ones; one copy to the host each when n > 0.
+static void check_compact_index(const std::vector<u8>& keep, const char* what) {
+    size_t n = keep.size();
+    std::vector<u64> e;
+    for (size_t i = 0; i < n; i++)
+        if (keep[i]) e.push_back(i);
+    Buf<u8> kb = upload(keep);
+    u64 c0 = g_copies;
+    SAME(compact_index<u32>(kb).host(), cast_vec<u32>(e), "compact_index<u32> n=%zu keep %s", n, what);
+    SAME_VAL(g_copies - c0, n > 0, "compact_index<u32> n=%zu: copies to the host", n);
+    SAME(compact_index<u64>(kb).host(), e, "compact_index<u64> n=%zu keep %s", n, what);
+    c0 = g_copies;
+    SAME_VAL(count(kb), e.size(), "count n=%zu flags %s", n, what);
+    SAME_VAL(g_copies - c0, n > 0, "count n=%zu: copies to the host", n);
+}
+
+template <class W>
+static std::vector<W> random_words(size_t n) {
+    std::vector<W> x(n);
+    for (auto& e : x) e = (W)rnd();
+    return x;
+}
+
+template <class W>
+static void test_scan(size_t n) {
+    check_scan<W>(random_words<W>(n), "random");  // wraps
+    check_scan<W>(std::vector<W>(n, 1), "ones");
+    for (u64 den : {1, 3, 5000, 0}) {
+        std::vector<u8> h = random_flags(n, den);
+        if (n && den == 3) h[0] = 0;
+        check_segscan<W>(random_words<W>(n), h, strf("1/%llu", den).c_str());
+    }
+    // Segments that cross tile boundaries, and heads on either side of one.
+    if (n > TILE) {
+        auto heads_at = [&](std::initializer_list<size_t> at, const char* what) {
+            std::vector<u8> h(n, 0);
+            for (size_t i : at)
+                if (i < n) h[i] = 1;
+            check_segscan<W>(random_words<W>(n), h, what);
+        };
+        heads_at({0}, "at 0 only");
+        heads_at({TILE}, "at the start of tile 1 only");
+        heads_at({TILE - 1}, "at the end of tile 0 only");
+        heads_at({5, TILE + 1, 2 * TILE - 1}, "inside tiles 0 and 1 and at the end of tile 1");
+        std::vector<u8> h(n, 0);
+        for (size_t i = 0; i < n; i += TILE) h[i] = 1;
+        check_segscan<W>(random_words<W>(n), h, "at every tile start");
     }
 }
 
@@ -888,21 +991,45 @@ static void group_scan() {
     for (size_t n : SIZES) {
         test_scan<u32>(n);
         test_scan<u64>(n);
-        for (u64 den : {1, 2, 7, 0}) {
-            std::vector<u8> keep = random_flags(n, den);
-            std::vector<u64> e;
-            for (size_t i = 0; i < n; i++)
-                if (keep[i]) e.push_back(i);
-            Buf<u8> kb = upload(keep);
-            SAME(compact_index<u32>(kb).host(), cast_vec<u32>(e), "compact_index<u32> n=%zu keep 1/%llu", n, den);
-            SAME(compact_index<u64>(kb).host(), e, "compact_index<u64> n=%zu keep 1/%llu", n, den);
-            SAME_VAL(count(kb), e.size(), "count n=%zu flags 1/%llu", n, den);
-        }
+        for (u64 den : {1, 2, 7, 0}) check_compact_index(random_flags(n, den), strf("1/%llu", den).c_str());
         test_compact<u8>(n, 2);
         test_compact<u32>(n, 7);
         test_compact<u64>(n, 1);
         test_compact<u64>(n, 0);
     }
+    // The carry scans alone, up to several passes of their one block (TILE
+    // tiles a pass).
+    for (size_t tiles : {1, 2, 255, 256, 4095, 4096, 4097, 8192, 3 * 4096 + 17}) {
+        test_carries(tiles, false);
+        test_carries(tiles, true);
+        for (u64 den : {1, 3, 5000, 0}) test_segcarries(tiles, den);
+    }
+}
+
+// Inputs of more tiles than one pass of the carry scans' block (TILE
+// tiles), end to end: the carry crosses from one pass to the next. Slow in
+// emulation (16.8 M elements, about 1 s a launch), so a group of its own
+// with one exclusive scan and one segmented scan (a compaction's offsets
+// are the same scan_carries).
+static void group_scan_big() {
+    size_t n = (TILE + 2) * TILE + 7;  // 4099 tiles
+    std::vector<u32> x = random_words<u32>(n);
+    std::vector<u32> e(n);
+    u64 acc = 0;
+    for (size_t i = 0; i < n; i++) {
+        e[i] = (u32)acc;
+        acc += x[i];
+    }
+    Buf<u32> b = upload(x);
+    u64 c0 = g_copies;
+    SAME_VAL(exclusive_scan(b), (u32)acc, "exclusive_scan<u32> n=%zu: returned total", n);
+    SAME_VAL(g_copies - c0, 1, "exclusive_scan<u32> n=%zu: copies to the host", n);
+    SAME(b.host(), e, "exclusive scan<u32> n=%zu", n);
+    // Few heads: segments over thousands of tiles; one in the first tile of
+    // the carries' second pass, one in the tile before it.
+    std::vector<u8> h(n, 0);
+    for (size_t i : {(size_t)3, TILE * TILE + 1, TILE * TILE - 2, n - 1}) h[i] = 1;
+    check_segscan<u32>(random_words<u32>(n), h, "four, across passes");
 }
 
 template <class T, class I>
@@ -1652,7 +1779,7 @@ static const Group GROUPS[] = {
     {"maps", group_maps, 0.6},       {"scan", group_scan, 0.8},       {"radix", group_radix, 3.9},
     {"segsort", group_segsort, 1.4}, {"text", group_text, 2.2},       {"layouts", group_layouts, 0.2},
     {"merge", group_merge, 0.6},     {"fm", group_fm, 0.05},          {"map", group_map, 0.3},
-    {"cover", group_cover, 0.3},
+    {"cover", group_cover, 0.3},     {"scan_big", group_scan_big, 14.0},
 };
 
 int main(int argc, char** argv) {

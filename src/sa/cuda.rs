@@ -2,9 +2,26 @@
 //! device buffers, on one stream (so steps run in order).
 //!
 //! Kernel names are the step's name and the element types (`gather_u32_u64`);
-//! see `gpu/prelude.cu` for the conventions. Tile aggregates of scans and
-//! compactions (one value per 4096 elements) are scanned on the host: a
-//! small transfer each way instead of a third kernel level.
+//! see `gpu/prelude.cu` for the conventions.
+//!
+//! Scans stay on the device (reduce-then-scan, `gpu/scan.cu`): a kernel
+//! writes one aggregate per 4096-element tile, one block scans those
+//! aggregates in place (`scan_carries`, `segscan_carries`: a loop over them,
+//! so any number of tiles), and a kernel applies each tile's carry. Launches
+//! and host synchronisations per step:
+//!
+//! | step | launches | copies to the host (each a sync) |
+//! | --- | --- | --- |
+//! | `exclusive_scan` | 3 | 1: the total it returns (8 bytes) |
+//! | `segmented_scan` | 3 | none |
+//! | `compact`, `compact_index` | 3 | 1: the number kept, to size the output |
+//! | `count` | 2 | 1: the count |
+//! | a radix sort pass | 5 (hist, 3 for the scan, scatter) | none |
+//! | `segmented_sort` | its radix passes | 1: the number of segments, which sets the second sort's passes |
+//! | `segment_lengths` | 4 maps, a scan (3), a `compact_index` (3) | 1 (the `compact_index`'s) |
+//!
+//! No step copies tile carries either way. Steps with an empty input launch
+//! nothing and copy nothing.
 //!
 //! Differences from the CPU backend, none visible in the algorithms' output:
 //! * `segmented_sort` is two stable radix sorts (by key, then by segment)
@@ -119,25 +136,50 @@ impl Cuda {
         Ok(DevBuf { s, len: v.len() })
     }
 
-    /// Exclusive scan of per-tile sums on the host: (carry per tile, total).
-    fn carry(&self, sums: &DevBuf<u64>) -> Result<(DevBuf<u64>, u64)> {
-        let mut h = self.host(sums)?;
-        let mut total = 0u64;
-        for v in h.iter_mut() {
-            let here = *v;
-            *v = total;
-            total = total.wrapping_add(here);
-        }
-        Ok((self.to_device(&h)?, total))
+    /// Scans the tile aggregates `sums[..tiles]` into exclusive carries in
+    /// place on the device, one block (`scan_carries`); `sums[tiles]`, the
+    /// last element, gets the total.
+    fn carries(&self, sums: &mut DevBuf<u64>) -> Result<()> {
+        assert!(sums.len >= 2, "carries: no tile");
+        let tiles = (sums.len - 1) as u64;
+        launch!(
+            self,
+            "scan_carries".into(),
+            tiles_cfg(1),
+            &mut sums.s,
+            &tiles
+        );
+        Ok(())
     }
 
-    /// Exclusive or inclusive scan of the first `n` elements of `x`.
-    fn scan<W: Word>(&self, x: &mut CudaSlice<W>, n: usize, inclusive: bool) -> Result<u64> {
-        if n == 0 {
+    /// The total of a carry scan (the last element of `sums`, 0 when there
+    /// was no tile): the one value a scan copies to the host, a sync.
+    fn total(&self, sums: &DevBuf<u64>) -> Result<u64> {
+        if sums.len < 2 {
             return Ok(0);
         }
+        let last = self
+            .g
+            .stream
+            .clone_dtoh(&sums.s.slice(sums.len - 1..sums.len))
+            .map_err(|e| gpu_err("copy to host", e))?;
+        Ok(last[0])
+    }
+
+    /// Exclusive or inclusive scan of the first `n` elements of `x`, all on
+    /// the device. Returns the tile carries, the total last ([`Self::total`]
+    /// reads it; a caller that does not need it copies nothing).
+    fn scan<W: Word>(
+        &self,
+        x: &mut CudaSlice<W>,
+        n: usize,
+        inclusive: bool,
+    ) -> Result<DevBuf<u64>> {
         let tiles = n.div_ceil(TILE);
-        let mut sums = self.alloc::<u64>(tiles)?;
+        let mut sums = self.alloc::<u64>(tiles + 1)?;
+        if n == 0 {
+            return Ok(sums);
+        }
         let n64 = n as u64;
         launch!(
             self,
@@ -147,7 +189,7 @@ impl Cuda {
             &n64,
             &mut sums.s
         );
-        let (carry, total) = self.carry(&sums)?;
+        self.carries(&mut sums)?;
         let inc = u32::from(inclusive);
         launch!(
             self,
@@ -155,18 +197,19 @@ impl Cuda {
             tiles_cfg(tiles),
             &mut *x,
             &n64,
-            &carry.s,
+            &sums.s,
             &inc
         );
-        Ok(total)
+        Ok(sums)
     }
 
-    /// Kept elements per tile, scanned: (write offset per tile, total kept).
-    fn keep_offsets(&self, keep: &DevBuf<u8>) -> Result<(DevBuf<u64>, u64)> {
-        let tiles = keep.len.div_ceil(TILE).max(1);
-        let mut counts = self.alloc::<u64>(tiles)?;
-        let n = keep.len as u64;
-        if keep.len > 0 {
+    /// Kept elements per tile, scanned on the device: the write offset of
+    /// each tile, the total kept last ([`Self::total`]).
+    fn keep_offsets(&self, keep: &DevBuf<u8>) -> Result<DevBuf<u64>> {
+        let tiles = keep.len.div_ceil(TILE);
+        let mut counts = self.alloc::<u64>(tiles + 1)?;
+        if tiles > 0 {
+            let n = keep.len as u64;
             launch!(
                 self,
                 "flag_tiles".into(),
@@ -175,8 +218,9 @@ impl Cuda {
                 &n,
                 &mut counts.s
             );
+            self.carries(&mut counts)?;
         }
-        self.carry(&counts)
+        Ok(counts)
     }
 
     /// Stable radix sort of `keys`/`vals` by their low `bits` bits, 8 a pass.
@@ -388,7 +432,8 @@ impl Backend for Cuda {
 
     fn exclusive_scan<W: Word>(&self, x: &mut DevBuf<W>) -> Result<W> {
         let n = x.len;
-        Ok(W::from_u64(self.scan(&mut x.s, n, false)?))
+        let sums = self.scan(&mut x.s, n, false)?;
+        Ok(W::from_u64(self.total(&sums)?))
     }
 
     fn segmented_scan<W: Word>(&self, x: &mut DevBuf<W>, heads: &DevBuf<u8>) -> Result<()> {
@@ -411,14 +456,15 @@ impl Backend for Cuda {
             &mut sums.s,
             &mut flags.s
         );
-        let (s, f) = (self.host(&sums)?, self.host(&flags)?);
-        let mut carry = Vec::with_capacity(tiles);
-        let mut acc = 0u64;
-        for (v, h) in s.into_iter().zip(f) {
-            carry.push(acc);
-            acc = if h != 0 { v } else { acc.wrapping_add(v) };
-        }
-        let carry = self.to_device(&carry)?;
+        let t64 = tiles as u64;
+        launch!(
+            self,
+            "segscan_carries".into(),
+            tiles_cfg(1),
+            &mut sums.s,
+            &flags.s,
+            &t64
+        );
         launch!(
             self,
             format!("segscan_apply_{}", W::CU),
@@ -426,14 +472,15 @@ impl Backend for Cuda {
             &mut x.s,
             &heads.s,
             &n64,
-            &carry.s
+            &sums.s
         );
         Ok(())
     }
 
     fn compact<T: Elem>(&self, x: &DevBuf<T>, keep: &DevBuf<u8>) -> Result<DevBuf<T>> {
         assert_eq!(x.len, keep.len, "compact: lengths differ");
-        let (offsets, total) = self.keep_offsets(keep)?;
+        let offsets = self.keep_offsets(keep)?;
+        let total = self.total(&offsets)?;
         let mut out = self.alloc::<T>(total as usize)?;
         if total > 0 {
             let n = x.len as u64;
@@ -519,7 +566,8 @@ impl Backend for Cuda {
         }
         // Segment number of every element (inclusive scan of the heads).
         let mut seg: DevBuf<u64> = self.widen(heads)?;
-        let segments = self.scan(&mut seg.s, m, true)?;
+        // The number of segments sets the second sort's passes: a copy.
+        let segments = self.total(&self.scan(&mut seg.s, m, true)?)?;
         let mut perm: DevBuf<u64> = self.iota(m, Iota::From(0))?;
         let mut k = self.copy(keys)?;
         self.radix(&mut k, &mut perm, K::BITS)?;
@@ -613,7 +661,7 @@ impl Backend for Cuda {
     }
 
     fn count(&self, flags: &DevBuf<u8>) -> Result<u64> {
-        Ok(self.keep_offsets(flags)?.1)
+        self.total(&self.keep_offsets(flags)?)
     }
 
     fn iota<W: Word>(&self, n: usize, seq: Iota) -> Result<DevBuf<W>> {
@@ -753,7 +801,8 @@ impl Backend for Cuda {
     }
 
     fn compact_index<W: Word>(&self, keep: &DevBuf<u8>) -> Result<DevBuf<W>> {
-        let (offsets, total) = self.keep_offsets(keep)?;
+        let offsets = self.keep_offsets(keep)?;
+        let total = self.total(&offsets)?;
         let mut out = self.alloc::<W>(total as usize)?;
         if total > 0 {
             let n = keep.len as u64;
