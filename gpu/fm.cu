@@ -13,21 +13,25 @@
     extern "C" __global__ void occ_lines_##W(const u64* packed, const W* sa, u64 n,     \
                                              u64 primary, u64 lines, u64* out) {         \
         GRID_STRIDE(l, lines) {                                                          \
-            u64 bits[6] = {0, 0, 0, 0, 0, 0};                                            \
-            u32 counts[4] = {0, 0, 0, 0};                                                \
-            for (u32 r = 0; r < 192; r++) {                                              \
-                u64 j = l * 192 + r;                                                     \
-                if (j >= n) break;                                                       \
-                u64 row = j + (j >= primary ? 1 : 0);                                    \
-                u64 p = row == 0 ? n : (u64)sa[row - 1];                                 \
-                u64 c = base_at(packed, p - 1);                                          \
-                bits[r / 32] |= c << (2 * (r % 32));                                     \
-                counts[c]++;                                                             \
-            }                                                                            \
+            /* Counts in 16-bit fields of one register, words written as  */             \
+            /* they fill: arrays indexed by c or r would be local memory. */             \
+            u64 cnt = 0;                                                                 \
             u64* o = out + 8 * l;                                                        \
-            o[0] = (u64)counts[0] | ((u64)counts[1] << 32);                              \
-            o[1] = (u64)counts[2] | ((u64)counts[3] << 32);                              \
-            for (u32 w = 0; w < 6; w++) o[2 + w] = bits[w];                              \
+            for (u32 w = 0; w < 6; w++) {                                                \
+                u64 word = 0;                                                            \
+                for (u32 r = 0; r < 32; r++) {                                           \
+                    u64 j = l * 192 + w * 32 + r;                                        \
+                    if (j >= n) break;                                                   \
+                    u64 row = j + (j >= primary ? 1 : 0);                                \
+                    u64 p = row == 0 ? n : (u64)sa[row - 1];                             \
+                    u64 c = base_at(packed, p - 1);                                      \
+                    word |= c << (2 * r);                                                \
+                    cnt += 1ull << (16 * c);                                             \
+                }                                                                        \
+                o[2 + w] = word;                                                         \
+            }                                                                            \
+            o[0] = (cnt & 0xffffull) | ((cnt >> 16 & 0xffffull) << 32);                  \
+            o[1] = (cnt >> 32 & 0xffffull) | ((cnt >> 48 & 0xffffull) << 32);            \
         }                                                                                \
     }                                                                                    \
     extern "C" __global__ void sample_sa_##W(const W* sa, u64 n, u32 shift, u64 samples, \

@@ -16,12 +16,14 @@
 
 // Occurrences of c among the first r bases of line `line`.
 __device__ __forceinline__ u64 line_count_before(const u64* line, u32 c, u32 r) {
-    const u64 pat[4] = {0ull, LOW2, LOW2 << 1, ~0ull};
+    // c repeated in every 2-bit field: c * 0b0101... (an array indexed by
+    // c would live in local memory: a stack frame, ptxas-check.sh).
+    const u64 pat = (u64)c * LOW2;
     u64 total = 0;
     for (u32 w = 0; w < 6; w++) {
         int bits = (int)(2 * r) - 64 * (int)w;
         if (bits <= 0) break;
-        u64 y = line[2 + w] ^ pat[c];
+        u64 y = line[2 + w] ^ pat;
         u64 eq = ~(y | (y >> 1)) & LOW2;
         u64 mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
         total += __popcll(eq & mask);
