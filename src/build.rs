@@ -152,6 +152,7 @@ pub fn cumulate(occ: &mut [OccLine]) -> (Vec<[u64; 4]>, [u64; 5]) {
 /// Builds the FM tables of `text` on the GPU: the suffix array with a
 /// data-parallel `algorithm` (`auto` and `libsais` mean `hybrid`), then BWT,
 /// Occ lines and the sampled SA on the device; only those come back.
+/// Also returns the most device memory its buffers held at once (bytes).
 /// An error (no device, out of device memory, a kernel failure) leaves the
 /// caller free to build on the CPU instead.
 #[cfg(feature = "gpu")]
@@ -161,7 +162,7 @@ pub fn fm_on_gpu<P: Pos>(
     sample_shift: u32,
     max_memory: Option<u64>,
     log: &mut (dyn FnMut(&Round) + Send),
-) -> Result<FmParts<P>> {
+) -> Result<(FmParts<P>, u64)> {
     use crate::sa::steps::Backend;
     use crate::sa::{by_steps, cuda, gpu_bytes_per_base};
     let n = text.len() as u64;
@@ -194,13 +195,14 @@ pub fn fm_on_gpu<P: Pos>(
     let mut occ: Vec<OccLine> = bytemuck::zeroed_vec(words.len() / 8);
     bytemuck::cast_slice_mut::<OccLine, u64>(&mut occ).copy_from_slice(&words);
     let (sup, c) = cumulate(&mut occ);
-    Ok(FmParts {
+    let parts = FmParts {
         primary,
         c,
         occ,
         sup,
         ssa,
-    })
+    };
+    Ok((parts, gpu.peak_bytes()))
 }
 
 /// Without the `gpu` feature there is no device: the caller builds on the CPU.
@@ -211,7 +213,7 @@ pub fn fm_on_gpu<P: Pos>(
     _: u32,
     _: Option<u64>,
     _: &mut (dyn FnMut(&Round) + Send),
-) -> Result<FmParts<P>> {
+) -> Result<(FmParts<P>, u64)> {
     Err(Error::Gpu("built without the gpu feature".into()))
 }
 

@@ -529,9 +529,16 @@ fn fm_tables<P: Pos>(
     let t = Instant::now();
     if *on_gpu {
         match crate::build::fm_on_gpu::<P>(&text, cfg.sa, shift, cfg.max_gpu_memory, log) {
-            Ok(parts) => {
+            Ok((parts, peak)) => {
                 // SA and FM tables were one device run: counted as the SA stage.
                 report.sa_seconds += t.elapsed().as_secs_f64();
+                let n = text.len().max(1) as f64;
+                let plan = sa::gpu_bytes_per_base(std::mem::size_of::<P>() as u64, cfg.sa);
+                report.notices.push(format!(
+                    "device memory: peak {} = {:.1} bytes per base (plan: {plan})",
+                    crate::mem::human_bytes(peak),
+                    peak as f64 / n
+                ));
                 return Ok((parts, text));
             }
             Err(e) => {

@@ -800,6 +800,46 @@ mod device {
         )
     }
 
+    /// The storage plan: the device memory the buffers of each algorithm
+    /// hold at their peak stays within `sa::gpu_bytes_per_base` (the figure
+    /// the build checks against free memory), on a random text and on the
+    /// worst cases of prefix doubling; the tables equal the CPU's.
+    #[test]
+    fn device_memory_stays_within_the_plan() {
+        let Some(_g) = cuda() else { return };
+        let mut r = Rng(43);
+        let n = 3_000_000;
+        let random: Vec<u8> = (0..n).map(|_| r.below(4) as u8).collect();
+        let unit: Vec<u8> = (0..1000).map(|_| r.below(4) as u8).collect();
+        let tandem: Vec<u8> = unit.iter().copied().cycle().take(n).collect();
+        for (what, text) in [
+            ("random", random),
+            ("all-A", vec![0u8; n]),
+            ("tandem", tandem),
+        ] {
+            for algorithm in [SaAlgorithm::Hybrid, SaAlgorithm::Skew, SaAlgorithm::Ls] {
+                let (parts, peak) =
+                    fmalign::build::fm_on_gpu::<u32>(&text, algorithm, 5, None, &mut |_| {})
+                        .unwrap();
+                let plan = sa::gpu_bytes_per_base(4, algorithm);
+                let per_base = peak as f64 / n as f64;
+                eprintln!(
+                    "device peak {what} {algorithm:?}: {per_base:.2} bytes per base (plan {plan})"
+                );
+                assert!(
+                    per_base <= plan as f64,
+                    "{what} {algorithm:?}: {per_base:.2} bytes per base, plan {plan}"
+                );
+                let sa = sa::build::<u32>(&text, SaAlgorithm::Libsais, 2).unwrap();
+                let cpu = fmalign::build::fm_from_sa::<u32>(&text, sa.as_slice(), 5);
+                assert!(
+                    parts.occ == cpu.occ && parts.ssa == cpu.ssa,
+                    "{what} {algorithm:?}"
+                );
+            }
+        }
+    }
+
     /// `--max-gpu-memory` below the estimate: a one-line notice and the CPU
     /// build, the same bytes; a generous one: the GPU build, the same bytes.
     #[test]

@@ -32,6 +32,9 @@
 //! * `sort_suffixes` stores the `u64` text keys (the CPU recomputes them):
 //!   device memory per suffix is higher during the first sort.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::steps::{
@@ -41,15 +44,40 @@ use crate::error::{Error, Result};
 use crate::gpu::device::{Gpu, THREADS, grid};
 
 /// A device buffer of `len` elements (at least one is allocated: CUDA
-/// refuses empty allocations).
+/// refuses empty allocations), counted by its backend's [`Meter`] while it
+/// lives.
 pub struct DevBuf<T> {
     s: CudaSlice<T>,
     len: usize,
+    bytes: u64,
+    meter: Arc<Meter>,
+}
+
+impl<T> Drop for DevBuf<T> {
+    fn drop(&mut self) {
+        self.meter.live.fetch_sub(self.bytes, Relaxed);
+    }
+}
+
+/// Device memory held by the backend's buffers: now and at the most, the
+/// figure the storage plan (`sa::gpu_bytes_per_base`) bounds.
+#[derive(Default)]
+struct Meter {
+    live: AtomicU64,
+    peak: AtomicU64,
+}
+
+impl Meter {
+    fn add(&self, bytes: u64) {
+        let live = self.live.fetch_add(bytes, Relaxed) + bytes;
+        self.peak.fetch_max(live, Relaxed);
+    }
 }
 
 /// The CUDA backend.
 pub struct Cuda {
     g: Gpu,
+    meter: Arc<Meter>,
 }
 
 /// Elements per tile of scan.cu.
@@ -97,7 +125,29 @@ impl Cuda {
     /// Opens device 0 with every kernel loaded. The caller has checked
     /// [`crate::gpu::probe`].
     pub fn open() -> Result<Self> {
-        Ok(Cuda { g: Gpu::open(0)? })
+        Ok(Cuda {
+            g: Gpu::open(0)?,
+            meter: Arc::default(),
+        })
+    }
+
+    /// The most device memory the backend's buffers held at once so far
+    /// (bytes; the allocator's own rounding and the index tables of
+    /// `map` not included).
+    pub fn peak_bytes(&self) -> u64 {
+        self.meter.peak.load(Relaxed)
+    }
+
+    /// A buffer of `s` holding `len` elements, counted by the meter.
+    fn wrap<T>(&self, s: CudaSlice<T>, len: usize) -> DevBuf<T> {
+        let bytes = (s.len() * std::mem::size_of::<T>()) as u64;
+        self.meter.add(bytes);
+        DevBuf {
+            s,
+            len,
+            bytes,
+            meter: Arc::clone(&self.meter),
+        }
     }
 
     /// The device.
@@ -111,7 +161,7 @@ impl Cuda {
             .stream
             .alloc_zeros::<T>(n.max(1))
             .map_err(|e| gpu_err(format!("cannot allocate {n} x {}", T::CU), e))?;
-        Ok(DevBuf { s, len: n })
+        Ok(self.wrap(s, n))
     }
 
     fn host<T: Elem>(&self, b: &DevBuf<T>) -> Result<Vec<T>> {
@@ -133,7 +183,7 @@ impl Cuda {
             .stream
             .clone_htod(v)
             .map_err(|e| gpu_err("copy to device", e))?;
-        Ok(DevBuf { s, len: v.len() })
+        Ok(self.wrap(s, v.len()))
     }
 
     /// Scans the tile aggregates `sums[..tiles]` into exclusive carries in
@@ -381,7 +431,7 @@ impl Backend for Cuda {
             .stream
             .clone_dtod(&b.s)
             .map_err(|e| gpu_err("device copy", e))?;
-        Ok(DevBuf { s, len: b.len })
+        Ok(self.wrap(s, b.len))
     }
 
     fn concat<T: Elem>(&self, a: &DevBuf<T>, b: &DevBuf<T>) -> Result<DevBuf<T>> {
