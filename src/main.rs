@@ -254,6 +254,17 @@ fn run_map(a: MapArgs) -> Result<()> {
     for notice in &stats.notices {
         log(a.quiet, format_args!("{notice}"));
     }
+    if stats.gpu_kernel_nanos > 0 {
+        let s = stats.gpu_kernel_nanos as f64 * 1e-9;
+        log(
+            a.quiet,
+            format_args!(
+                "GPU exact search kernel: {} read bases (both strands each) in {s:.3} s of device time: {:.2} G bases/s",
+                stats.gpu_kernel_bases,
+                stats.gpu_kernel_bases as f64 / s / 1e9
+            ),
+        );
+    }
     if stats.gpu_fallbacks > 0 {
         eprintln!(
             "[fmalign] warning: the GPU failed on {} batches of reads; they were mapped on the CPU",

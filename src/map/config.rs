@@ -249,6 +249,9 @@ impl Dev {
     pub(super) fn exact_batch(&self, _: &[&[u8]]) -> Result<Vec<[Interval; 2]>> {
         match *self {}
     }
+    pub(super) fn kernel_time(&self) -> (f64, u64) {
+        match *self {}
+    }
     pub(super) fn locate(&self, _: &[u64]) -> Result<Vec<u64>> {
         match *self {}
     }
@@ -271,6 +274,10 @@ pub struct MapStats {
     pub proper: u64,
     /// Chunks the GPU failed on, mapped on the CPU instead.
     pub gpu_fallbacks: u64,
+    /// Nanoseconds the GPU's exact search kernel ran, and the read bases
+    /// it searched (both strands each).
+    pub gpu_kernel_nanos: u64,
+    pub gpu_kernel_bases: u64,
     /// Suffix-array rows located (turned into text positions), on either
     /// device; outside `-a` at most `--max-locate` per read.
     pub located: u64,

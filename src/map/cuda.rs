@@ -8,10 +8,13 @@
 //! row). The CPU formats the records, so the SAM is the CPU path's.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
+use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
-    CudaContext, CudaSlice, CudaStream, DeviceRepr, PinnedHostSlice, PushKernelArg, ValidAsZeroBits,
+    CudaContext, CudaEvent, CudaSlice, CudaStream, DeviceRepr, PinnedHostSlice, PushKernelArg,
+    ValidAsZeroBits,
 };
 use rayon::prelude::*;
 
@@ -146,8 +149,19 @@ struct Slot {
     dstarts: CudaSlice<u64>,
     dlens: CudaSlice<u32>,
     dout: CudaSlice<u64>,
-    /// The reads (of the whole batch) whose intervals are being computed.
-    pending: Option<Range<usize>>,
+    /// The reads (of the whole batch) whose intervals are being computed,
+    /// and their bases.
+    pending: Option<(Range<usize>, u64)>,
+    /// Around the kernel: its time on the device.
+    start: CudaEvent,
+    stop: CudaEvent,
+}
+
+/// An event that records time (cudarc's default does not).
+fn timing_event(gpu: &Gpu) -> Result<CudaEvent> {
+    gpu.ctx
+        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+        .map_err(|e| err("new event", e))
 }
 
 impl Slot {
@@ -171,6 +185,8 @@ impl Slot {
             dout: z64(4)?,
             stream,
             pending: None,
+            start: timing_event(gpu)?,
+            stop: timing_event(gpu)?,
         })
     }
 
@@ -242,29 +258,38 @@ impl Slot {
             .arg(&self.dlens)
             .arg(&count)
             .arg(&mut self.dout);
+        self.start.record(st).map_err(|e| err("event", e))?;
         // SAFETY: the arguments match map_exact_packed's parameters in
         // gpu/map.cu; dstarts and dlens hold `count` entries (reserve), every
         // start plus its read's words lies within the `nw` words copied to
         // dwords (pack_reads), and dout holds 4 * count.
         unsafe { b.launch(grid(nr)) }.map_err(|e| err("map_exact_packed", e))?;
+        self.stop.record(st).map_err(|e| err("event", e))?;
         st.memcpy_dtoh(
             &self.dout.slice(..4 * nr),
             &mut self.out.as_mut_slice().map_err(host)?[..4 * nr],
         )
         .map_err(|e| err("copy intervals back", e))?;
-        self.pending = Some(range);
+        let bases = reads.iter().map(|r| r.len() as u64).sum();
+        self.pending = Some((range, bases));
         Ok(())
     }
 
-    /// Waits for the sub-batch in flight, if any, and writes its intervals
-    /// into `out`.
-    fn collect(&mut self, out: &mut [[Interval; 2]]) -> Result<()> {
-        let Some(range) = self.pending.take() else {
+    /// Waits for the sub-batch in flight, if any, writes its intervals into
+    /// `out` and adds its kernel time and bases to `clock`.
+    fn collect(&mut self, out: &mut [[Interval; 2]], clock: &KernelClock) -> Result<()> {
+        let Some((range, bases)) = self.pending.take() else {
             return Ok(());
         };
         self.stream
             .synchronize()
             .map_err(|e| err("map_exact_packed", e))?;
+        let ms = self
+            .start
+            .elapsed_ms(&self.stop)
+            .map_err(|e| err("event", e))?;
+        clock.nanos.fetch_add((f64::from(ms) * 1e6) as u64, Relaxed);
+        clock.bases.fetch_add(bases, Relaxed);
         let v = self
             .out
             .as_slice()
@@ -279,11 +304,20 @@ impl Slot {
     }
 }
 
+/// Time in `map_exact_packed` (device time between events around each
+/// launch) and the read bases it searched, both strands each.
+#[derive(Default)]
+struct KernelClock {
+    nanos: AtomicU64,
+    bases: AtomicU64,
+}
+
 /// The FM-index in device memory.
 pub struct DeviceIndex {
     gpu: Gpu,
     /// The two slots of `exact_batch`, made on its first call.
     slots: Mutex<Vec<Slot>>,
+    clock: KernelClock,
     occ: CudaSlice<u64>,
     sup: CudaSlice<u64>,
     c5: CudaSlice<u64>,
@@ -321,6 +355,7 @@ impl DeviceIndex {
         Ok(DeviceIndex {
             gpu,
             slots: Mutex::new(Vec::new()),
+            clock: KernelClock::default(),
             occ,
             sup,
             c5,
@@ -403,10 +438,12 @@ impl DeviceIndex {
             for (j, start) in (0..reads.len()).step_by(SUB_READS).enumerate() {
                 let range = start..(start + SUB_READS).min(reads.len());
                 let slot = &mut slots[j % 2];
-                slot.collect(out)?;
+                slot.collect(out, &self.clock)?;
                 slot.submit(self, &reads[range.clone()], range)?;
             }
-            slots.iter_mut().try_for_each(|s| s.collect(out))
+            slots
+                .iter_mut()
+                .try_for_each(|s| s.collect(out, &self.clock))
         };
         let result = run(&mut slots, &mut out);
         if result.is_err() {
@@ -417,6 +454,15 @@ impl DeviceIndex {
             }
         }
         result.map(|()| out)
+    }
+
+    /// Seconds `map_exact_packed` ran on the device so far, and the read
+    /// bases it searched (each on both strands).
+    pub fn kernel_time(&self) -> (f64, u64) {
+        (
+            self.clock.nanos.load(Relaxed) as f64 * 1e-9,
+            self.clock.bases.load(Relaxed),
+        )
     }
 
     /// The text positions of suffix-array rows (as `FmIndex::locate`).

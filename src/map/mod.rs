@@ -618,6 +618,11 @@ pub fn map_reads_with<W: Write + Send>(
         }
         drop(staged_rx);
         drop(text_tx);
+        if let Some(d) = dev {
+            let (seconds, bases) = d.kernel_time();
+            stats.gpu_kernel_nanos = (seconds * 1e9) as u64;
+            stats.gpu_kernel_bases = bases;
+        }
         let written = writer.join().expect("writer thread panicked");
         searcher.join().expect("search thread panicked");
         reader.join().expect("reader thread panicked");
