@@ -31,7 +31,7 @@ pub fn build<B: Backend, W: Word>(
 }
 
 /// The suffix array of `s` (symbols `1..=sigma`, 0 past the end).
-fn level<B: Backend, W: Word>(
+pub(super) fn level<B: Backend, W: Word>(
     b: &B,
     s: &B::Buf<W>,
     n: u64,
