@@ -11,7 +11,7 @@
 //!    — or until the doubling stalls ([`stalled`]: on a run of one base, a
 //!    tandem repeat or a Fibonacci word a round settles only the suffixes
 //!    near the end, for `log2(n / 27)` rounds). Then the names of the groups
-//!    become a string that skew's recursion sorts ([`sort_by_recursion`];
+//!    become a string that skew's recursion sorts (`sort_by_recursion`;
 //!    why that is the S12 order is in docs/ALGORITHMS.md, hybrid step 2′).
 //! 3. The suffixes at `p % 3 == 0` are induced: their order by
 //!    `(c[p], rank[p+1])` is the S12 order of `p + 1` (compaction), stably
