@@ -12,6 +12,10 @@ Two kinds:
            settles the suffixes within h of the end, so the unsorted group
            shrinks by h, not by a factor).
 
+  fib      LENGTH bases of the Fibonacci word over {A, C} (a -> ab,
+           b -> a, a = A, b = C): aperiodic, yet every factor recurs, so
+           prefix doubling's groups barely shrink (a third worst case, with
+           all-a and tandem).
   at-rich  LENGTH bases modelled on AT-rich genomes such as Plasmodium
            falciparum (~80% A+T): an order-2 Markov background whose
            transition table is drawn once from the seed (A and T 40% each on
@@ -35,6 +39,8 @@ arithmetic, no libm). Lines are 60 bases, one contig.
 
 Usage:
   scripts/make-test-genomes.py all-a   LENGTH OUT.fa
+  scripts/make-test-genomes.py fib     LENGTH OUT.fa
+  scripts/make-test-genomes.py tandem  LENGTH OUT.fa [--unit N] [--seed N]
   scripts/make-test-genomes.py at-rich LENGTH OUT.fa [--seed N] [--at FRACTION]
 LENGTH takes a k, M or G suffix (20M = 20,000,000). OUT.fa may be - for stdout.
 A summary (length, A+T fraction, share of each feature) goes to stderr.
@@ -205,6 +211,15 @@ def at_rich(length, seed, at):
     return bytes(out), share
 
 
+def fibonacci(length):
+    """The first LENGTH letters of the Fibonacci word (S1 = A, S2 = AC,
+    S(k) = S(k-1) S(k-2): the fixed point of A -> AC, C -> A)."""
+    prev, cur = b"A", b"AC"
+    while len(cur) < length:
+        prev, cur = cur, cur + prev
+    return cur[:length]
+
+
 def write_fasta(path, name, seq_codes):
     """seq_codes: bytes of 0..3 (or ASCII when already letters)."""
     f = sys.stdout.buffer if path == "-" else open(path, "wb")
@@ -222,7 +237,7 @@ def main():
     ap = argparse.ArgumentParser(
         description="Synthetic FASTA genomes for the suffix-array benchmarks.",
         epilog="Same arguments, same bytes.")
-    ap.add_argument("kind", choices=["all-a", "at-rich", "tandem"])
+    ap.add_argument("kind", choices=["all-a", "at-rich", "fib", "tandem"])
     ap.add_argument("length", type=parse_length, help="bases (k/M/G suffix allowed)")
     ap.add_argument("out", help="output FASTA, or - for stdout")
     ap.add_argument("--seed", type=int, default=1, help="at-rich: seed (default 1)")
@@ -236,6 +251,10 @@ def main():
     if a.kind == "all-a":
         write_fasta(a.out, f"all_A length={a.length}", b"A" * a.length)
         print(f"all-a: {a.length} bases", file=sys.stderr)
+        return
+    if a.kind == "fib":
+        write_fasta(a.out, f"fibonacci length={a.length}", fibonacci(a.length))
+        print(f"fib: {a.length} bases", file=sys.stderr)
         return
     if a.kind == "tandem":
         rng = Rng(a.seed)

@@ -593,8 +593,11 @@ fn parse_stats(stderr: &str) -> Vec<Row> {
 /// ls, round 0 sorts by the first 27 / 29 characters, every later round
 /// doubles `h`, only the last leaves nothing unsorted, and no round leaves a
 /// suffix unsorted after comparing `h >= n` characters; hybrid then merges.
-/// For skew, every level hands `n02 = ceil(n/3) + floor(n/3)` names down
-/// until the triples are all distinct, then merges back up.
+/// When hybrid's doubling stalls (`hybrid::stalled`), the rounds after the
+/// stalled one are skew's levels on the reduced string of S12
+/// ([`check_skew_levels`]), numbered from the next round on, and the merge
+/// follows. For skew, every level hands `n02 = ceil(n/3) + floor(n/3)`
+/// names down until the triples are all distinct, then merges back up.
 fn check_rounds(rows: &[Row], algo: SaAlgorithm, n: u64) {
     let ctx = || format!("{algo:?}, n = {n}: {rows:#?}");
     let name = match algo {
@@ -612,34 +615,8 @@ fn check_rounds(rows: &[Row], algo: SaAlgorithm, n: u64) {
     }
     assert!(rows.iter().all(|r| r.algorithm == name), "{}", ctx());
     if algo == SaAlgorithm::Skew {
-        let mut level_n = n;
-        let mut depth = 0;
-        loop {
-            let r = rows
-                .get(depth as usize)
-                .unwrap_or_else(|| panic!("{}", ctx()));
-            let n02 = level_n.div_ceil(3) + level_n / 3;
-            assert_eq!((r.round, r.h), (depth, 3u64.pow(depth + 1)), "{}", ctx());
-            if r.stage == "unique" {
-                assert_eq!((r.unsorted, r.groups), (0, n02), "{}", ctx());
-                break;
-            }
-            assert_eq!(r.stage, "recurse", "{}", ctx());
-            assert_eq!(r.unsorted, n02, "{}", ctx());
-            assert!(r.groups < n02 && r.groups > 0, "{}", ctx());
-            level_n = n02;
-            depth += 1;
-        }
-        let merges = &rows[depth as usize + 1..];
-        assert_eq!(merges.len(), depth as usize + 1, "{}", ctx());
-        for (r, d) in merges.iter().zip((0..=depth).rev()) {
-            assert_eq!(
-                (r.stage.as_str(), r.round, r.h, r.unsorted, r.groups),
-                ("merge", d, 3u64.pow(d + 1), 0, 0),
-                "{}",
-                ctx()
-            );
-        }
+        let end = check_skew_levels(rows, n, |d| 3u64.pow(d + 1), &ctx);
+        assert_eq!(end, rows.len(), "{}", ctx());
         return;
     }
     let (key, sample, merge) = if algo == SaAlgorithm::Hybrid {
@@ -647,8 +624,16 @@ fn check_rounds(rows: &[Row], algo: SaAlgorithm, n: u64) {
     } else {
         (29, n, false)
     };
-    let doubling = &rows[..rows.len() - usize::from(merge)];
+    let prefix = rows
+        .iter()
+        .take_while(|r| r.stage == "sort" || r.stage == "double")
+        .count();
+    let doubling = &rows[..prefix];
     assert!(!doubling.is_empty(), "{}", ctx());
+    let last = doubling.last().unwrap();
+    // Hybrid only: the doubling handed over to the recursion.
+    let switched = last.unsorted > 0;
+    assert!(!switched || merge, "{}", ctx());
     for (i, r) in doubling.iter().enumerate() {
         let stage = if i == 0 { "sort" } else { "double" };
         assert_eq!(
@@ -657,36 +642,107 @@ fn check_rounds(rows: &[Row], algo: SaAlgorithm, n: u64) {
             "{}",
             ctx()
         );
-        let last = i + 1 == doubling.len();
-        if last {
-            assert_eq!((r.unsorted, r.groups), (0, 0), "last round: {}", ctx());
-        } else {
-            assert!(r.unsorted > 0, "{}", ctx());
-            assert!(
-                r.h < n,
-                "unsorted suffixes after {} >= n chars: {}",
-                r.h,
-                ctx()
-            );
-            assert!(r.groups > 0 && 2 * r.groups <= r.unsorted, "{}", ctx());
-        }
         let before = if i == 0 {
             sample
         } else {
             doubling[i - 1].unsorted
         };
         assert!(r.unsorted <= before, "{}", ctx());
+        if i + 1 == doubling.len() {
+            if switched {
+                assert!(
+                    fmalign::sa::hybrid::stalled(before, r.unsorted, sample),
+                    "switched before stalling: {}",
+                    ctx()
+                );
+            } else {
+                assert_eq!((r.unsorted, r.groups), (0, 0), "last round: {}", ctx());
+            }
+            continue;
+        }
+        assert!(r.unsorted > 0, "{}", ctx());
+        assert!(
+            r.h < n,
+            "unsorted suffixes after {} >= n chars: {}",
+            r.h,
+            ctx()
+        );
+        assert!(r.groups > 0 && 2 * r.groups <= r.unsorted, "{}", ctx());
+        if merge {
+            assert!(
+                !fmalign::sa::hybrid::stalled(before, r.unsorted, sample),
+                "stalled without switching: {}",
+                ctx()
+            );
+        }
+    }
+    let mut end = prefix;
+    if switched {
+        // Skew on the reduced string of the sample's names, each spanning
+        // h characters, 3 apart.
+        let (h, round) = (last.h, prefix as u32);
+        let skew_rows: Vec<Row> = rows[prefix..]
+            .iter()
+            .map(|r| Row {
+                round: r.round - round,
+                ..r.clone()
+            })
+            .collect();
+        end += check_skew_levels(&skew_rows, sample, |d| h + 3 * (3u64.pow(d + 1) - 1), &ctx);
     }
     if merge {
+        assert_eq!(end + 1, rows.len(), "{}", ctx());
         let m = rows.last().unwrap();
-        let last = doubling.last().unwrap();
         assert_eq!(
             (m.stage.as_str(), m.round, m.h, m.unsorted, m.groups),
             ("merge", doubling.len() as u32, last.h, 0, 0),
             "{}",
             ctx()
         );
+    } else {
+        assert_eq!(end, rows.len(), "{}", ctx());
     }
+}
+
+/// Skew's rows from the level of a string of `n` symbols: every
+/// level hands `n02 = ceil(n/3) + floor(n/3)` names down until the triples
+/// are all distinct, then merges back up; `h(d)` is the characters a triple
+/// of level `d` spans. Returns the number of rows read.
+fn check_skew_levels(
+    rows: &[Row],
+    n: u64,
+    h: impl Fn(u32) -> u64,
+    ctx: &dyn Fn() -> String,
+) -> usize {
+    let mut level_n = n;
+    let mut depth = 0;
+    loop {
+        let r = rows
+            .get(depth as usize)
+            .unwrap_or_else(|| panic!("{}", ctx()));
+        let n02 = level_n.div_ceil(3) + level_n / 3;
+        assert_eq!((r.round, r.h), (depth, h(depth)), "{}", ctx());
+        if r.stage == "unique" {
+            assert_eq!((r.unsorted, r.groups), (0, n02), "{}", ctx());
+            break;
+        }
+        assert_eq!(r.stage, "recurse", "{}", ctx());
+        assert_eq!(r.unsorted, n02, "{}", ctx());
+        assert!(r.groups < n02 && r.groups > 0, "{}", ctx());
+        level_n = n02;
+        depth += 1;
+    }
+    let merges = &rows[depth as usize + 1..];
+    assert!(merges.len() > depth as usize, "{}", ctx());
+    for (r, d) in merges.iter().zip((0..=depth).rev()) {
+        assert_eq!(
+            (r.stage.as_str(), r.round, r.h, r.unsorted, r.groups),
+            ("merge", d, h(d), 0, 0),
+            "{}",
+            ctx()
+        );
+    }
+    2 * (depth as usize + 1)
 }
 
 /// `build_with` reports sensible rounds on texts that need many of them.

@@ -31,7 +31,7 @@ pub fn build<B: Backend, W: Word>(
 }
 
 /// The suffix array of `s` (symbols `1..=sigma`, 0 past the end).
-fn level<B: Backend, W: Word>(
+pub(super) fn level<B: Backend, W: Word>(
     b: &B,
     s: &B::Buf<W>,
     n: u64,
@@ -51,11 +51,15 @@ fn level<B: Backend, W: Word>(
 
     // Sort S12 (with the dummy) by triples, last character first.
     let mut pos: B::Buf<W> = b.iota(n02, Iota::Mod3NonZero)?;
-    for d in [2, 1, 0] {
+    for d in [2, 1] {
         let mut k = b.fetch(s, id, &pos, d, n)?;
         b.radix_sort_pairs(&mut k, &mut pos, sbits)?;
     }
-    let mut heads = b.head_flags(&b.fetch(s, id, &pos, 0, n)?, None)?;
+    // The last pass's keys are the first characters, in the sorted order.
+    let mut k = b.fetch(s, id, &pos, 0, n)?;
+    b.radix_sort_pairs(&mut k, &mut pos, sbits)?;
+    let mut heads = b.head_flags(&k, None)?;
+    drop(k);
     for d in [1, 2] {
         heads = b.head_flags(&b.fetch(s, id, &pos, d, n)?, Some(&heads))?;
     }

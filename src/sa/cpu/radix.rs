@@ -58,22 +58,28 @@ pub(super) fn suffix_sort<W: Word>(
     let mask = (buckets - 1) as u64;
     let digit_of = |p: W| ((key(p) >> shift) & mask) as usize;
     let parts = pieces(n);
-    let hist: Vec<Vec<usize>> = parts
+    let (hist, vary): (Vec<Vec<usize>>, Vec<u64>) = parts
         .par_iter()
         .map(|&(s, e)| {
             let mut h = vec![0usize; buckets];
+            let (mut or, mut and) = (0u64, u64::MAX);
             let part = &pos[s..e];
             for (i, &p) in part.iter().enumerate() {
                 if let Some(&q) = part.get(i + AHEAD) {
                     touch(q);
                 }
-                h[digit_of(p)] += 1;
+                let k = key(p);
+                (or, and) = (or | k, and & k);
+                h[((k >> shift) & mask) as usize] += 1;
             }
-            h
+            (h, or ^ and)
         })
-        .collect();
+        .unzip();
     if hist.iter().map(|h| h[digit_of(pos[0])]).sum::<usize>() == n {
-        suffix_sort(pos, tmp, heads, key, touch, shift);
+        // One bucket: go straight to the highest bit that differs between
+        // two keys (a run of one base agrees in all 54 character bits).
+        let vary = vary.iter().fold(0, |a, &v| a | v) & low_bits(shift);
+        suffix_sort(pos, tmp, heads, key, touch, 64 - vary.leading_zeros());
         return;
     }
     let (offsets, ends) = plan_buckets(&hist);
@@ -111,6 +117,11 @@ pub(super) fn suffix_sort<W: Word>(
             p.copy_from_slice(t);
         },
     );
+}
+
+/// The bits `0..k` of a word set (`k <= 64`).
+fn low_bits(k: u32) -> u64 {
+    if k >= 64 { u64::MAX } else { (1u64 << k) - 1 }
 }
 
 /// Above this many elements a radix sort runs its first pass on the most
@@ -180,22 +191,27 @@ pub(super) fn radix_sort<K: Word, V: Elem>(
     let mask = (buckets - 1) as u64;
     let digit_of = |k: K| ((k.to_u64() >> shift) & mask) as usize;
     let parts = pieces(n);
-    let hist: Vec<Vec<usize>> = parts
+    let (hist, vary): (Vec<Vec<usize>>, Vec<u64>) = parts
         .par_iter()
         .map(|&(s, e)| {
             let mut h = vec![0usize; buckets];
+            let (mut or, mut and) = (0u64, u64::MAX);
             for &k in &keys[s..e] {
-                h[digit_of(k)] += 1;
+                let k = k.to_u64();
+                (or, and) = (or | k, and & k);
+                h[((k >> shift) & mask) as usize] += 1;
             }
-            h
+            (h, or ^ and)
         })
-        .collect();
-    let (offsets, ends) = plan_buckets(&hist);
+        .unzip();
     if hist.iter().map(|h| h[digit_of(keys[0])]).sum::<usize>() == n {
-        // One bucket: this digit sorts nothing.
-        radix_sort(keys, vals, tk, tv, lo, shift);
+        // One bucket: this digit sorts nothing, nor do the bits below it
+        // that are the same in every key.
+        let vary = vary.iter().fold(0, |a, &v| a | v) & low_bits(shift);
+        radix_sort(keys, vals, tk, tv, lo, (64 - vary.leading_zeros()).max(lo));
         return;
     }
+    let (offsets, ends) = plan_buckets(&hist);
     {
         // The offsets give every element its own slot.
         let (dk, dv) = (SharedSlice::new(tk), SharedSlice::new(tv));
