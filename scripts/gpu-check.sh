@@ -4,18 +4,26 @@
 #
 #   scripts/gpu-check.sh prepare   # here: release binary, test binaries and
 #                                  # data into gpu-carry/ (git-ignored)
-#   scripts/gpu-check.sh run       # there, from the repository root, with
+#   scripts/gpu-check.sh run PART  # there, from the repository root, with
 #                                  # gpu-carry carried (stripped binaries: the
 #                                  # device tool carries 64 MiB at most);
 #                                  # results under $OUT (default ./gpu-out)
 #
-# With the device tool:
-#   run(command="scripts/gpu-check.sh run", carry=["gpu-carry"], timeout_s=600)
+# PART is one device call of at most 10 minutes (each step has its own
+# `timeout`, so a hang costs that step, not the call); the three take 30
+# minutes at most, the device tool's whole budget:
+#   tests  the differential tests (tests/gpu.rs, tests/sa_algorithms.rs)
+#   bench  chr20 builds on both devices, in parts, and mapping 1M reads
+#   scale  a 3.1 Gbp human-scale build on the GPU, then `check`
+# With the device tool, one call each, tests first (the most valuable):
+#   run(command="scripts/gpu-check.sh run tests", carry=["gpu-carry"], timeout_s=600)
 #
-# `run` writes: gpu-info.txt, tests.log (the differential tests, GPU against
-# CPU, and the index builds on both devices), bench.tsv (index builds: device,
-# algorithm, wall seconds, peak RSS, identical bytes or not), rounds-*.tsv
-# (--stats per round), summary.txt. QUICK=1 skips the human-scale text.
+# `run tests` writes gpu-info.txt, tests.log (the differential tests, GPU
+# against CPU, the device memory peaks against the plan, the index builds on
+# both devices); `run bench` bench.tsv (index builds: device, algorithm, wall
+# seconds, peak RSS, identical bytes or not, device memory peak), rounds-*.tsv
+# (--stats per round), map-*.log (with the search kernel's G bases/s);
+# `run scale` human-scale.txt; each a summary.txt.
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -48,10 +56,13 @@ prepare() {
     du -sh "$CARRY"
 }
 
-run() {
-    local out=${OUT:-gpu-out}
+# setup: environment, NVRTC, gpu-info. Sets out, fm, work.
+setup() {
+    out=${OUT:-gpu-out}
     mkdir -p "$out"
-    local fm="$PWD/$CARRY/bin/fmalign"
+    fm="$PWD/$CARRY/bin/fmalign"
+    work=/tmp/gpu-check
+    mkdir -p "$work"
     local origin
     origin=$(cat "$CARRY/origin")
     if [ ! -e "$origin/target/release/fmalign" ]; then
@@ -75,36 +86,47 @@ run() {
     } | tee "$out/gpu-info.txt"
 
     export FMALIGN_SHARED_DATA="$PWD/$CARRY/data" FMALIGN_REQUIRE_NVRTC=1
+}
+
+run_tests() {
     {
         echo "== tests/gpu.rs (every step and algorithm, GPU against CPU)"
-        "$CARRY/bin/gpu" --test-threads=1 2>&1
+        timeout 330 "$CARRY/bin/gpu" --test-threads=1 --nocapture 2>&1
         echo "rc=$?"
         echo "== tests/sa_algorithms.rs (index bytes on both devices)"
-        "$CARRY/bin/sa_algorithms" --test-threads=4 2>&1
+        timeout 200 "$CARRY/bin/sa_algorithms" --test-threads=4 2>&1
         echo "rc=$?"
     } | tee "$out/tests.log"
+    {
+        echo "== summary (tests)"
+        cat "$out/gpu-info.txt"
+        grep -E '^(test result|rc=|SKIPPED|test .* FAILED|device peak)' "$out/tests.log"
+    } >"$out/summary.txt"
+    cat "$out/summary.txt"
+}
 
-    local work=/tmp/gpu-check
-    mkdir -p "$work"
+# bench GENOME FASTA DEVICE SA: one index build, a row of bench.tsv.
+bench() {
+    local g=$1 fa=$2 dev=$3 sa=$4
+    local idx="$work/$g.$dev.$sa.fmi"
+    local t0 t1 line
+    t0=$(date +%s.%N)
+    timeout "${STEP_TIMEOUT:-240}" /usr/bin/time -f "%M" -o "$work/rss" "$fm" index -t 16 \
+        --device "$dev" --sa "$sa" --stats -p "$idx" "$fa" 2>"$work/err"
+    t1=$(date +%s.%N)
+    grep '^sa' "$work/err" >"$out/rounds-$g-$dev-$sa.tsv" || true
+    line=$(grep -E 'suffix array|device memory|instead' "$work/err" | tr '\n' ' ')
+    local same=ref
+    if [ -e "$work/$g.cpu.libsais.fmi" ] && [ "$idx" != "$work/$g.cpu.libsais.fmi" ]; then
+        cmp -s "$idx" "$work/$g.cpu.libsais.fmi" && same=yes || same=NO
+    fi
+    printf '%s\t%s\t%s\t%.3f\t%s\t%s\t%s\n' "$g" "$dev" "$sa" \
+        "$(echo "$t1 - $t0" | bc)" "$(cat "$work/rss" 2>/dev/null)" "$same" "$line" | tee -a "$out/bench.tsv"
+}
+
+run_bench() {
     gzip -dc "$CARRY/data/human_GRCh37_chr20.fa.gz" >"$work/chr20.fa"
     printf 'genome\tdevice\tsa\twall_s\tpeak_rss_kb\tsame_as_cpu_libsais\tlog\n' >"$out/bench.tsv"
-    bench() { # genome fasta device sa
-        local g=$1 fa=$2 dev=$3 sa=$4
-        local idx="$work/$g.$dev.$sa.fmi"
-        local t0 t1 line
-        t0=$(date +%s.%N)
-        /usr/bin/time -f "%M" -o "$work/rss" "$fm" index -t 16 --device "$dev" --sa "$sa" \
-            --stats -p "$idx" "$fa" 2>"$work/err"
-        t1=$(date +%s.%N)
-        grep '^sa' "$work/err" >"$out/rounds-$g-$dev-$sa.tsv" || true
-        line=$(grep 'suffix array' "$work/err" | tail -n 1)
-        local same=ref
-        if [ -e "$work/$g.cpu.libsais.fmi" ] && [ "$idx" != "$work/$g.cpu.libsais.fmi" ]; then
-            cmp -s "$idx" "$work/$g.cpu.libsais.fmi" && same=yes || same=NO
-        fi
-        printf '%s\t%s\t%s\t%.3f\t%s\t%s\t%s\n' "$g" "$dev" "$sa" \
-            "$(echo "$t1 - $t0" | bc)" "$(cat "$work/rss")" "$same" "$line" | tee -a "$out/bench.tsv"
-    }
     bench chr20 "$work/chr20.fa" cpu libsais
     for sa in hybrid skew ls; do bench chr20 "$work/chr20.fa" gpu "$sa"; done
     bench chr20 "$work/chr20.fa" gpu hybrid # warm kernel cache, second run
@@ -114,8 +136,8 @@ run() {
     for dev in cpu gpu; do
         local idx="$work/chr20.parts.$dev.fmi" t0 t1 same
         t0=$(date +%s.%N)
-        /usr/bin/time -f "%M" -o "$work/rss" "$fm" index -t 16 --device "$dev" --max-memory 120M \
-            -p "$idx" "$work/chr20.fa" 2>"$work/err"
+        timeout 150 /usr/bin/time -f "%M" -o "$work/rss" "$fm" index -t 16 --device "$dev" \
+            --max-memory 120M -p "$idx" "$work/chr20.fa" 2>"$work/err"
         t1=$(date +%s.%N)
         cmp -s "$idx" "$work/chr20.cpu.libsais.fmi" && same=yes || same=NO
         printf '%s\t%s\t%s\t%.3f\t%s\t%s\t%s\n' chr20-parts-120M "$dev" blockwise \
@@ -136,34 +158,56 @@ with open(sys.argv[2], "w") as f:
         f.write(f"@r{q}\n{seq[p:p + 100]}\n+\n{'I' * 100}\n")
 PY
     fi
+    # Four copies of the reads: 4M reads, 400 Mbp, two GPU batches (-K 200M).
+    for _ in 1 2 3 4; do cat "$work/r1.fq"; done >"$work/r4.fq"
     for dev in cpu gpu; do
-        /usr/bin/time -f "%e %M" -o "$work/map.$dev.time" "$fm" map -t 16 --device "$dev" -a \
-            "$work/chr20.cpu.libsais.fmi" "$work/r1.fq" 2>"$out/map-$dev.log" | grep -v '^@PG' >"$work/map.$dev.sam"
-        echo "map $dev: $(cat "$work/map.$dev.time") (wall s, peak RSS KB)" | tee -a "$out/bench.tsv"
+        timeout 200 /usr/bin/time -f "%e %M" -o "$work/map.$dev.time" "$fm" map -t 16 --device "$dev" \
+            "$work/chr20.cpu.libsais.fmi" "$work/r4.fq" 2>"$out/map-$dev.log" | grep -v '^@PG' >"$work/map.$dev.sam"
+        echo "map $dev: $(cat "$work/map.$dev.time") (wall s, peak RSS KB; 4M reads of 100 bases) $(grep -E 'kernel|failed' "$out/map-$dev.log" | tr '\n' ' ')" |
+            tee -a "$out/bench.tsv"
     done
     cmp -s "$work/map.cpu.sam" "$work/map.gpu.sam" && echo "map: same SAM on both devices" ||
         echo "map: SAM DIFFERS between devices"
-
-    if [ -z "${QUICK:-}" ]; then
-        python3 "$CARRY/make-human-scale.py" "$work/chr20.fa" 3100000000 "$work/human-scale.fa" \
-            >"$out/human-scale.txt" 2>&1
-        bench human-scale "$work/human-scale.fa" gpu hybrid
-        "$fm" check "$work/human-scale.gpu.hybrid.fmi" >>"$out/human-scale.txt" 2>&1
-    fi
     {
-        echo "== summary"
+        echo "== summary (bench)"
         cat "$out/gpu-info.txt"
-        grep -E '^(test result|rc=|SKIPPED|test .* FAILED)' "$out/tests.log"
         cat "$out/bench.tsv"
+    } >"$out/summary.txt"
+    cat "$out/summary.txt"
+}
+
+run_scale() {
+    gzip -dc "$CARRY/data/human_GRCh37_chr20.fa.gz" >"$work/chr20.fa"
+    printf 'genome\tdevice\tsa\twall_s\tpeak_rss_kb\tsame_as_cpu_libsais\tlog\n' >"$out/bench.tsv"
+    timeout 200 python3 "$CARRY/make-human-scale.py" "$work/chr20.fa" 3100000000 "$work/human-scale.fa" \
+        >"$out/human-scale.txt" 2>&1
+    STEP_TIMEOUT=270 bench human-scale "$work/human-scale.fa" gpu hybrid
+    timeout 100 "$fm" check "$work/human-scale.gpu.hybrid.fmi" >>"$out/human-scale.txt" 2>&1
+    echo "check rc=$?" >>"$out/human-scale.txt"
+    {
+        echo "== summary (scale)"
+        cat "$out/gpu-info.txt"
+        cat "$out/bench.tsv" "$out/human-scale.txt"
     } >"$out/summary.txt"
     cat "$out/summary.txt"
 }
 
 case "${1:-}" in
 prepare) prepare ;;
-run) run ;;
+run)
+    case "${2:-}" in
+    tests | bench | scale)
+        setup
+        "run_$2"
+        ;;
+    *)
+        echo "usage: scripts/gpu-check.sh run tests|bench|scale (one device call each)" >&2
+        exit 2
+        ;;
+    esac
+    ;;
 *)
-    echo "usage: scripts/gpu-check.sh prepare|run" >&2
+    echo "usage: scripts/gpu-check.sh prepare | run tests|bench|scale" >&2
     exit 2
     ;;
 esac

@@ -134,11 +134,18 @@ pub const GPU_AUTO_MIN_BASES: u64 = 1 << 22;
 /// sort's copies of both, its digit counts (1 byte a base), the rank array
 /// and the packed text. The hybrid sorts the 2n/3 suffixes of S12, ls all n;
 /// skew's first level is bounded like ls (symbols, then S12 by triples).
-/// Not measured on a GPU yet.
+/// When the hybrid's doubling stalls it holds the string of S12's names
+/// (`p` bytes each) while skew sorts it: `2/3 (p + 3p + 18)` a base. The
+/// CUDA backend meters the real peak (`Cuda::peak_bytes`; `tests/gpu.rs`
+/// checks it against this on a GPU); not measured on a GPU yet.
 pub fn gpu_bytes_per_base(p: u64, algorithm: SaAlgorithm) -> u64 {
     match algorithm.on_gpu() {
         DataParallel::Ls | DataParallel::Skew => 3 * p + 18,
-        DataParallel::Hybrid => (2 * (2 * p + 16) + 2 * p) / 3 + 2,
+        DataParallel::Hybrid => {
+            let doubling = (2 * (2 * p + 16) + 2 * p) / 3 + 2;
+            let recursion = 2 * (4 * p + 18) / 3 + 1;
+            doubling.max(recursion)
+        }
     }
 }
 
