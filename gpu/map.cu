@@ -123,6 +123,30 @@ extern "C" __global__ void map_exact_packed(const u64* occ, const u64* sup, cons
     }
 }
 
+// -v K's verification (src/search.rs search_verify_with, the device's
+// SeedEngine::verify): one thread per candidate c, pattern owner[c] (codes,
+// one byte a base, 4 for N, at codes + offsets[q], lens[q] bases) against
+// the text from starts[c] (the host checked starts[c] + lens[q] <= n); pac
+// is the index's PAC section, 4 bases a byte, low bits first. out[c] =
+// mismatches, or 255 past k (the CPU's hamming stops there too).
+extern "C" __global__ void map_verify(const u8* pac, const u8* codes, const u64* offsets,
+                                      const u32* lens, const u32* owner, const u64* starts,
+                                      u64 cands, u32 k, u8* out) {
+    GRID_STRIDE(c, cands) {
+        u32 q = owner[c];
+        const u8* pat = codes + offsets[q];
+        u32 m = lens[q];
+        u64 s = starts[c];
+        u32 mm = 0;
+        for (u32 i = 0; i < m && mm <= k; i++) {
+            u64 t = s + i;
+            u32 b = (pac[t >> 2] >> (2 * (t & 3))) & 3;
+            mm += pat[i] != b;
+        }
+        out[c] = mm <= k ? (u8)mm : 255;
+    }
+}
+
 // One thread per row: its text position (SA'), walking LF to a sampled row
 // or the `$` row.
 #define LOCATE(W)                                                                         \

@@ -26,6 +26,7 @@
 //! forward index alone.
 
 use crate::dna::{NO_BASE, packed_base};
+use crate::error::Result;
 use crate::fm::{BackwardSearch, EMPTY, FmIndex, Interval, RankIndex};
 
 /// The largest `-v` accepted.
@@ -382,11 +383,72 @@ pub fn search_verify_many(
     verify_max: u64,
     lanes: usize,
 ) -> Vec<Verified> {
+    let cpu = OnCpu {
+        fm: &bi.fwd,
+        pac,
+        lanes,
+    };
+    search_verify_with(&cpu, bi, patterns, k, verify_max).expect("the CPU's engine does not fail")
+}
+
+/// Where the seeds of [`search_verify_with`] are searched, located and
+/// verified: the CPU's index ([`OnCpu`], the reference) or a device
+/// (`map::cuda::DeviceIndex`). Each answers in one pass over all it gets.
+pub trait SeedEngine {
+    /// Exact intervals of `pieces` (codes 0..=3; a 4 matches nothing).
+    fn exact(&self, pieces: &[&[u8]]) -> Result<Vec<Interval>>;
+    /// Text positions of suffix-array rows.
+    fn locate(&self, rows: &[u64]) -> Result<Vec<u64>>;
+    /// Per candidate `(pattern, text start)`, with `start + len <= n`: the
+    /// mismatches of `patterns[pattern]` against the text there, or `None`
+    /// past `k` (as [`hamming`]).
+    fn verify(&self, patterns: &[&[u8]], cands: &[(u32, u64)], k: u8) -> Result<Vec<Option<u8>>>;
+}
+
+/// The CPU's index as a [`SeedEngine`]: [`exact_many`], `locate_many`,
+/// [`hamming`] over PAC.
+pub struct OnCpu<'a> {
+    /// The text's index.
+    pub fm: &'a FmIndex<'a>,
+    /// PAC.
+    pub pac: &'a [u8],
+    /// Searches in flight at once.
+    pub lanes: usize,
+}
+
+impl SeedEngine for OnCpu<'_> {
+    fn exact(&self, pieces: &[&[u8]]) -> Result<Vec<Interval>> {
+        Ok(exact_many(self.fm, pieces, self.lanes))
+    }
+    fn locate(&self, rows: &[u64]) -> Result<Vec<u64>> {
+        let mut pos = Vec::new();
+        self.fm.locate_many(rows, self.lanes, &mut pos);
+        Ok(pos)
+    }
+    fn verify(&self, patterns: &[&[u8]], cands: &[(u32, u64)], k: u8) -> Result<Vec<Option<u8>>> {
+        Ok(cands
+            .iter()
+            .map(|&(q, start)| hamming(self.pac, start, patterns[q as usize], k))
+            .collect())
+    }
+}
+
+/// [`search_verify_many`] with its exact searches, locates and
+/// verifications done by `engine`, each in one pass over all patterns; the
+/// search schemes of repeated seeds (and backtracking for reads shorter
+/// than `k + 1`) run here on `bi`. The same output as
+/// [`search_verify_many`] for any engine that answers as the CPU does.
+pub fn search_verify_with(
+    engine: &impl SeedEngine,
+    bi: &BiIndex<'_>,
+    patterns: &[&[u8]],
+    k: u8,
+    verify_max: u64,
+) -> Result<Vec<Verified>> {
     let k = k.min(MAX_MISMATCHES);
     let kk = k as usize;
-    let (fm, n) = (&bi.fwd, bi.fwd.n);
+    let n = bi.fwd.n;
     let mut out: Vec<Verified> = vec![(Vec::new(), Vec::new()); patterns.len()];
-    // Every part of every pattern long enough for k + 1 parts.
     let mut seeds: Vec<(usize, usize)> = Vec::new(); // (pattern, part)
     let mut slices: Vec<&[u8]> = Vec::new();
     for (q, pat) in patterns.iter().enumerate() {
@@ -395,7 +457,7 @@ pub fn search_verify_many(
             continue;
         }
         if kk >= m {
-            backtrack(fm, pat, k, &mut out[q].0);
+            backtrack(&bi.fwd, pat, k, &mut out[q].0);
             continue;
         }
         for i in 0..=kk {
@@ -404,7 +466,7 @@ pub fn search_verify_many(
             slices.push(&pat[s..e]);
         }
     }
-    let ivs = exact_many(fm, &slices, lanes);
+    let ivs = engine.exact(&slices)?;
     let mut rows = Vec::new();
     let mut owner = Vec::new();
     for (x, (&(q, i), iv)) in seeds.iter().zip(&ivs).enumerate() {
@@ -418,8 +480,8 @@ pub fn search_verify_many(
             owner.extend(std::iter::repeat_n(x, iv.len() as usize));
         }
     }
-    let mut pos = Vec::new();
-    fm.locate_many(&rows, lanes, &mut pos);
+    let pos = engine.locate(&rows)?;
+    let mut cands = Vec::with_capacity(pos.len());
     for (&p, &x) in pos.iter().zip(&owner) {
         let (q, i) = seeds[x];
         let pat = patterns[q];
@@ -431,8 +493,11 @@ pub fn search_verify_many(
         if start.checked_add(pat.len() as u64).is_none_or(|e| e > n) {
             continue;
         }
-        if let Some(mm) = hamming(pac, start, pat, k) {
-            out[q].1.push((start, mm));
+        cands.push((q as u32, start));
+    }
+    for (&(q, start), mm) in cands.iter().zip(engine.verify(patterns, &cands, k)?) {
+        if let Some(mm) = mm {
+            out[q as usize].1.push((start, mm));
         }
     }
     for (r, v) in &mut out {
@@ -440,7 +505,7 @@ pub fn search_verify_many(
         v.sort_unstable();
         v.dedup();
     }
-    out
+    Ok(out)
 }
 
 impl Search<'_, '_> {

@@ -29,6 +29,7 @@ fn expected_kernels() -> Vec<String> {
         "compact_u64",
         "map_exact",
         "map_exact_packed",
+        "map_verify",
         "map_locate_u32",
         "map_locate_u64",
     ]
@@ -594,7 +595,10 @@ mod device {
                 };
                 let index = build_in_memory(r, &cfg).unwrap();
                 let fm = index.fm();
-                let dev = fmalign::map::cuda::DeviceIndex::upload(&index).unwrap();
+                let dev = fmalign::map::cuda::DeviceIndex::upload(&index)
+                    .unwrap()
+                    .with_pac(&index)
+                    .unwrap();
                 let mut r = Rng(31);
                 let mut reads: Vec<Vec<u8>> = (0..2000)
                     .map(|_| {
@@ -617,6 +621,32 @@ mod device {
                 let rows: Vec<u64> = (0..=fm.n).step_by(7).collect();
                 let want: Vec<u64> = rows.iter().map(|&i| fm.locate(i)).collect();
                 assert_eq!(dev.locate(&rows).unwrap(), want, "{what}: device locate");
+                // -v K: seeds searched, located and verified on the device,
+                // against the CPU's seed and verify (reads with mutations).
+                use fmalign::search::{BiIndex, search_verify_many, search_verify_with};
+                let bi = BiIndex {
+                    fwd: index.fm(),
+                    rev: index.rev_fm(),
+                };
+                let codes: Vec<Vec<u8>> = reads
+                    .iter()
+                    .map(|read| {
+                        let mut c: Vec<u8> = read.iter().map(|&b| fmalign::dna::code(b)).collect();
+                        for _ in 0..r.below(4) {
+                            if !c.is_empty() {
+                                let i = r.below(c.len() as u64) as usize;
+                                c[i] = (c[i] + 1 + r.below(3) as u8) % 4;
+                            }
+                        }
+                        c
+                    })
+                    .collect();
+                let patterns: Vec<&[u8]> = codes.iter().map(|c| c.as_slice()).collect();
+                for k in 1..=3 {
+                    let want = search_verify_many(&bi, index.pac(), &patterns, k, 8, 64);
+                    let got = search_verify_with(&dev, &bi, &patterns, k, 8).unwrap();
+                    assert!(got == want, "{what}: -v {k} seed and verify differ");
+                }
             }
         }
     }
@@ -747,6 +777,19 @@ mod device {
                 run(&args) == cpu,
                 "{args:?}: pairs' SAM differs from the CPU's"
             );
+        }
+        // -v K on the device (seeds, locate, verification), single and pairs.
+        for k in ["1", "3"] {
+            for files in [&["r.fq"][..], &["r.fq", "r2.fq"][..]] {
+                let mut cpu_args = vec!["map", "-q", "--device", "cpu", "-v", k, "ref.fa"];
+                cpu_args.extend_from_slice(files);
+                let mut gpu_args = cpu_args.clone();
+                gpu_args[3] = "gpu";
+                assert!(
+                    run(&gpu_args) == run(&cpu_args),
+                    "{gpu_args:?}: SAM differs"
+                );
+            }
         }
     }
 

@@ -317,6 +317,7 @@ static const auto SCAN_CARRIES = kern(k_scan::scan_carries, "scan_carries");
 static const auto SEGSCAN_CARRIES = kern(k_scan::segscan_carries, "segscan_carries");
 static const auto MAP_EXACT = kern(k_map::map_exact, "map_exact");
 static const auto MAP_EXACT_PACKED = kern(k_map::map_exact_packed, "map_exact_packed");
+static const auto MAP_VERIFY = kern(k_map::map_verify, "map_verify");
 static const auto MAP_LOCATE_U32 = kern(k_map::map_locate_u32, "map_locate_u32");
 static const auto MAP_LOCATE_U64 = kern(k_map::map_locate_u64, "map_locate_u64");
 
@@ -1697,6 +1698,43 @@ static void test_map(const std::vector<u8>& t, u32 shift, const char* what) {
         primary, n, (const u64*)dwords.p(), (const u64*)dstarts.p(), (const u32*)dplens.p(), (u64)reads.size(),
         pout.p());
     SAME(pout.host(), want, "map_exact_packed n=%llu %s: [fwd lo, hi, rev lo, hi] per read", n, what);
+
+    // map_verify: every read against the text at random starts (and at its
+    // own start when it was cut from the text), k = 0..3, against a
+    // sequential count over the PAC bytes the kernel reads.
+    if (n > 0) {
+        std::vector<u8> pac((n + 3) / 4, 0);
+        for (u64 i = 0; i < n; i++) pac[i / 4] |= (u8)(t[i] << (2 * (i % 4)));
+        std::vector<u32> owner;
+        std::vector<u64> cstart;
+        for (u32 q = 0; q < (u32)reads.size(); q++) {
+            if (reads[q].size() > n) continue;
+            for (int j = 0; j < 4; j++) {
+                owner.push_back(q);
+                cstart.push_back(below(n - reads[q].size() + 1));
+            }
+        }
+        owner.push_back(0);  // never empty
+        cstart.push_back(0);
+        if (reads[0].size() > n) owner.back() = (u32)reads.size() - 2;  // the empty read
+        Buf<u8> dpac = upload(pac);
+        Buf<u32> downer = upload(owner);
+        Buf<u64> dcstart = upload(cstart);
+        for (u32 k = 0; k <= 3; k++) {
+            std::vector<u8> vwant(owner.size());
+            for (size_t c = 0; c < owner.size(); c++) {
+                const auto& r = reads[owner[c]];
+                u32 mm = 0;
+                for (size_t i = 0; i < r.size() && mm <= k; i++) mm += r[i] != t[cstart[c] + i];
+                vwant[c] = mm <= k ? (u8)mm : 255;
+            }
+            Buf<u8> vout = alloc<u8>(owner.size());
+            run(grid(owner.size()), MAP_VERIFY, (const u8*)dpac.p(), (const u8*)dcodes.p(), (const u64*)doff.p(),
+                (const u32*)dlens.p(), (const u32*)downer.p(), (const u64*)dcstart.p(), (u64)owner.size(), k,
+                vout.p());
+            SAME(vout.host(), vwant, "map_verify n=%llu %s k=%u: mismatches per candidate", n, what, k);
+        }
+    }
 
     std::vector<u64> all(n + 1);
     std::iota(all.begin(), all.end(), 0);

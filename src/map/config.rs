@@ -252,7 +252,17 @@ impl Dev {
     pub(super) fn kernel_time(&self) -> (f64, u64) {
         match *self {}
     }
-    pub(super) fn locate(&self, _: &[u64]) -> Result<Vec<u64>> {
+}
+
+#[cfg(not(feature = "gpu"))]
+impl crate::search::SeedEngine for Dev {
+    fn exact(&self, _: &[&[u8]]) -> Result<Vec<Interval>> {
+        match *self {}
+    }
+    fn locate(&self, _: &[u64]) -> Result<Vec<u64>> {
+        match *self {}
+    }
+    fn verify(&self, _: &[&[u8]], _: &[(u32, u64)], _: u8) -> Result<Vec<Option<u8>>> {
         match *self {}
     }
 }

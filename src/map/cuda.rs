@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::fm::{Interval, Ssa};
 use crate::gpu::device::{Gpu, grid};
 use crate::index::Index;
+use crate::search::SeedEngine;
 
 /// Reads per sub-batch of [`DeviceIndex::exact_batch`]: 2^20 reads of
 /// 150 bases are 37.5 MiB packed and 32 MiB of intervals, in each of the two
@@ -48,11 +49,13 @@ pub fn packed_words(reads: &[&[u8]]) -> usize {
 /// Packs `reads` for `map_exact_packed`: read `k` starts at word
 /// `starts[k]`, its base `i` at bits `2 (i % 32)` of word `starts[k] + i /
 /// 32` (A, C, G, T = 0..3, the index's codes); `lens[k]` is its length, with
-/// [`AMBIGUOUS`] set when it holds any other letter. `words` must hold
-/// [`packed_words`], `starts` and `lens` one entry per read. Groups of reads
-/// are packed in parallel (rayon).
+/// [`AMBIGUOUS`] set when it holds any other letter. `reads` are letters
+/// when `ascii`, else codes (0..=3, anything else ambiguous). `words` must
+/// hold [`packed_words`], `starts` and `lens` one entry per read. Groups of
+/// reads are packed in parallel (rayon).
 pub fn pack_reads(
     reads: &[&[u8]],
+    ascii: bool,
     words: &mut [u64],
     starts: &mut [u64],
     lens: &mut [u32],
@@ -98,7 +101,7 @@ pub fn pack_reads(
             for chunk in r.chunks(32) {
                 let mut word = 0u64;
                 for (i, &b) in chunk.iter().enumerate() {
-                    let c = crate::dna::code(b);
+                    let c = if ascii { crate::dna::code(b) } else { b };
                     amb |= c > 3;
                     word |= u64::from(c & 3) << (2 * i);
                 }
@@ -216,12 +219,19 @@ impl Slot {
     /// queues, on this slot's stream: the copies over, `map_exact_packed`,
     /// the copy of the intervals back. Returns at once; [`Slot::collect`]
     /// waits.
-    fn submit(&mut self, ix: &DeviceIndex, reads: &[&[u8]], range: Range<usize>) -> Result<()> {
+    fn submit(
+        &mut self,
+        ix: &DeviceIndex,
+        reads: &[&[u8]],
+        ascii: bool,
+        range: Range<usize>,
+    ) -> Result<()> {
         let (nw, nr) = (packed_words(reads), reads.len());
         self.reserve(&ix.gpu.ctx, nw, nr)?;
         let host = |e| err("pinned host memory", e);
         pack_reads(
             reads,
+            ascii,
             &mut self.words.as_mut_slice().map_err(host)?[..nw],
             &mut self.starts.as_mut_slice().map_err(host)?[..nr],
             &mut self.lens.as_mut_slice().map_err(host)?[..nr],
@@ -326,6 +336,8 @@ pub struct DeviceIndex {
     shift: u32,
     primary: u64,
     n: u64,
+    /// PAC, for `-v K`'s verification ([`DeviceIndex::with_pac`]).
+    pac: Option<CudaSlice<u8>>,
 }
 
 fn err(what: &str, e: impl std::fmt::Display) -> Error {
@@ -364,6 +376,7 @@ impl DeviceIndex {
             shift: fm.sample_shift,
             primary: fm.primary,
             n: fm.n,
+            pac: None,
         })
     }
 
@@ -423,6 +436,11 @@ impl DeviceIndex {
     /// [`SUB_READS`] reads alternate between two slots (streams), so the
     /// host packs sub-batch `j` while the device copies and searches `j - 1`.
     pub fn exact_batch(&self, reads: &[&[u8]]) -> Result<Vec<[Interval; 2]>> {
+        self.exact_packed(reads, true)
+    }
+
+    /// [`DeviceIndex::exact_batch`] of reads as letters (`ascii`) or codes.
+    fn exact_packed(&self, reads: &[&[u8]], ascii: bool) -> Result<Vec<[Interval; 2]>> {
         let mut out = vec![[Interval { lo: 0, hi: 0 }; 2]; reads.len()];
         if reads.is_empty() {
             return Ok(out);
@@ -439,7 +457,7 @@ impl DeviceIndex {
                 let range = start..(start + SUB_READS).min(reads.len());
                 let slot = &mut slots[j % 2];
                 slot.collect(out, &self.clock)?;
-                slot.submit(self, &reads[range.clone()], range)?;
+                slot.submit(self, &reads[range.clone()], ascii, range)?;
             }
             slots
                 .iter_mut()
@@ -454,6 +472,25 @@ impl DeviceIndex {
             }
         }
         result.map(|()| out)
+    }
+
+    /// Also copies the text (PAC, n/4 bytes) to the device, for `-v K`'s
+    /// verification of seeds ([`SeedEngine::verify`]).
+    pub fn with_pac(mut self, index: &Index) -> Result<Self> {
+        let pac = index.pac();
+        if pac.len() as u64 != self.n.div_ceil(4) {
+            return Err(Error::Gpu(format!(
+                "PAC holds {} bytes for {} bases",
+                pac.len(),
+                self.n
+            )));
+        }
+        let st = &self.gpu.stream;
+        self.pac = Some(
+            st.clone_htod(if pac.is_empty() { &[0u8][..] } else { pac })
+                .map_err(|e| err("copy PAC to the device", e))?,
+        );
+        Ok(self)
     }
 
     /// Seconds `map_exact_packed` ran on the device so far, and the read
@@ -498,5 +535,145 @@ impl DeviceIndex {
         unsafe { b.launch(grid(rows.len())) }.map_err(|e| err(name, e))?;
         st.clone_dtoh(&out)
             .map_err(|e| err("copy positions back", e))
+    }
+}
+
+impl SeedEngine for DeviceIndex {
+    /// The pieces' forward intervals, from the batched search (its reverse
+    /// strand, computed too, is not used).
+    fn exact(&self, pieces: &[&[u8]]) -> Result<Vec<Interval>> {
+        Ok(self
+            .exact_packed(pieces, false)?
+            .into_iter()
+            .map(|[f, _]| f)
+            .collect())
+    }
+
+    fn locate(&self, rows: &[u64]) -> Result<Vec<u64>> {
+        DeviceIndex::locate(self, rows)
+    }
+
+    /// `map_verify`, one thread per candidate.
+    fn verify(&self, patterns: &[&[u8]], cands: &[(u32, u64)], k: u8) -> Result<Vec<Option<u8>>> {
+        if cands.is_empty() {
+            return Ok(Vec::new());
+        }
+        let pac = self
+            .pac
+            .as_ref()
+            .ok_or_else(|| Error::Gpu("-v K without PAC on the device".into()))?;
+        let mut codes = Vec::new();
+        let mut offsets = Vec::with_capacity(patterns.len());
+        let mut lens = Vec::with_capacity(patterns.len());
+        for p in patterns {
+            offsets.push(codes.len() as u64);
+            lens.push(u32::try_from(p.len()).map_err(|_| err("pattern", "too long"))?);
+            codes.extend_from_slice(p);
+        }
+        codes.push(4); // never empty
+        let (owner, starts): (Vec<u32>, Vec<u64>) = cands.iter().copied().unzip();
+        // What map_verify reads must lie inside its buffers: checked here.
+        for &(q, s) in cands {
+            let len = patterns.get(q as usize).map(|p| p.len() as u64);
+            if len.is_none_or(|len| s.checked_add(len).is_none_or(|e| e > self.n)) {
+                return Err(Error::Gpu(format!(
+                    "verify: candidate ({q}, {s}) outside the patterns or the text"
+                )));
+            }
+        }
+        let st = &self.gpu.stream;
+        let copy = |e| err("copy candidates", e);
+        let dcodes = st.clone_htod(&codes).map_err(copy)?;
+        let doffsets = st.clone_htod(&offsets).map_err(copy)?;
+        let dlens = st.clone_htod(&lens).map_err(copy)?;
+        let downer = st.clone_htod(&owner).map_err(copy)?;
+        let dstarts = st.clone_htod(&starts).map_err(copy)?;
+        let mut out = st
+            .alloc_zeros::<u8>(cands.len())
+            .map_err(|e| err("device memory for candidates", e))?;
+        let (count, k) = (cands.len() as u64, u32::from(k));
+        let f = self.gpu.func("map_verify")?;
+        let mut b = st.launch_builder(f);
+        b.arg(pac)
+            .arg(&dcodes)
+            .arg(&doffsets)
+            .arg(&dlens)
+            .arg(&downer)
+            .arg(&dstarts)
+            .arg(&count)
+            .arg(&k)
+            .arg(&mut out);
+        // SAFETY: the arguments match map_verify's parameters in gpu/map.cu;
+        // every owner indexes offsets/lens, and every candidate's bases lie
+        // within the text (checked above) and so within PAC (n/4 bytes,
+        // with_pac) and its pattern within codes.
+        unsafe { b.launch(grid(cands.len())) }.map_err(|e| err("map_verify", e))?;
+        let v = st
+            .clone_dtoh(&out)
+            .map_err(|e| err("copy mismatches back", e))?;
+        Ok(v.into_iter().map(|m| (m != 255).then_some(m)).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Unpacking `pack_reads`' words gives every read's codes back, each
+    /// read from a word boundary, with the flag exactly on reads holding a
+    /// non-ACGT letter; groups of 4096 reads packed in parallel agree.
+    #[test]
+    fn packed_reads_unpack_to_their_codes() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let reads: Vec<Vec<u8>> = (0..10_000)
+            .map(|q| {
+                let len = (next() % 300) as usize * usize::from(q % 97 != 0);
+                (0..len)
+                    .map(|_| match next() % 1000 {
+                        0 => b'N',
+                        1 => b'r',
+                        v => b"ACGTacgt"[(v % 8) as usize],
+                    })
+                    .collect()
+            })
+            .collect();
+        let seqs: Vec<&[u8]> = reads.iter().map(|r| r.as_slice()).collect();
+        let mut words = vec![u64::MAX; packed_words(&seqs) + 3];
+        let (mut starts, mut lens) = (vec![0; seqs.len()], vec![0; seqs.len()]);
+        pack_reads(&seqs, true, &mut words, &mut starts, &mut lens).unwrap();
+        let mut end = 0;
+        for (k, r) in seqs.iter().enumerate() {
+            assert_eq!(
+                starts[k], end as u64,
+                "read {k} starts after the one before"
+            );
+            end += r.len().div_ceil(32);
+            let amb = r.iter().any(|&b| crate::dna::code(b) > 3);
+            assert_eq!(lens[k], r.len() as u32 | if amb { AMBIGUOUS } else { 0 });
+            for (i, &b) in r.iter().enumerate() {
+                let w = words[starts[k] as usize + i / 32];
+                let c = (w >> (2 * (i % 32))) & 3;
+                assert_eq!(c as u8, crate::dna::code(b) & 3, "read {k} base {i}");
+            }
+        }
+        assert!(words[end..].iter().all(|&w| w == 0), "the tail is zeroed");
+        // Codes in, as for the seeds of -v K.
+        let codes: Vec<Vec<u8>> = reads
+            .iter()
+            .map(|r| r.iter().map(|&b| crate::dna::code(b)).collect())
+            .collect();
+        let cseqs: Vec<&[u8]> = codes.iter().map(|r| r.as_slice()).collect();
+        let mut cwords = vec![0; words.len()];
+        let (mut cstarts, mut clens) = (vec![0; seqs.len()], vec![0; seqs.len()]);
+        pack_reads(&cseqs, false, &mut cwords, &mut cstarts, &mut clens).unwrap();
+        assert!(cwords == words && cstarts == starts && clens == lens);
+        // Too small a buffer is an error, not a panic.
+        assert!(pack_reads(&seqs, true, &mut words[..1], &mut starts, &mut lens).is_err());
     }
 }

@@ -65,12 +65,12 @@ fn chunk_hits(
     index: &Index,
     table: &KmerTable,
     cfg: &MapConfig,
-    pre: Option<(Vec<[Interval; 2]>, Vec<u64>)>,
+    pre: Option<(Vec<Strands>, Vec<u64>)>,
 ) -> ChunkHits {
     let fm = bi.fwd;
     let pac = index.pac();
     let (found, positions) = match pre {
-        Some((ivs, pos)) => (ivs.into_iter().map(Strands::exact).collect(), Some(pos)),
+        Some((found, pos)) => (found, Some(pos)),
         None => (
             find_many(bi, pac, table, seqs, cfg.mismatches, cfg.search),
             None,
@@ -112,45 +112,78 @@ fn chunk_hits(
 type Staged = ((Batch, Option<Batch>), Option<BatchHits>, Option<String>);
 
 /// What the device found for a whole batch, read by read (the batch's
-/// reads, then the mates'): both strands' intervals, and the text
-/// positions of the rows of reads with at most `--max-locate` rows, in the
-/// order [`locate_all_on`] lists them.
+/// reads, then the mates'): both strands' alignments (intervals and, for
+/// `-v K`, verified positions), and the text positions of the rows of reads
+/// with at most `--max-locate` rows, in the order [`locate_all_on`] lists
+/// them.
 pub(super) struct BatchHits {
-    ivs: Vec<[Interval; 2]>,
+    found: Vec<Strands>,
     /// Read `k`'s positions are `pos[at[k]..at[k + 1]]`.
     at: Vec<usize>,
     pos: Vec<u64>,
 }
 
-/// The device's part of mapping a batch: exact search and locate, one pass
-/// each over every read of the batch.
-pub(super) trait BatchSearch {
+/// The device's part of mapping a batch, one pass over every read of it for
+/// each step: the exact search of both strands; for `-v K` the seeds'
+/// search, locate and verification ([`search::SeedEngine`]).
+pub(super) trait BatchSearch: crate::search::SeedEngine {
     /// `[forward, reverse]` intervals per read, as [`search_intervals`].
-    fn exact(&self, reads: &[&[u8]]) -> Result<Vec<[Interval; 2]>>;
-    /// Text positions of suffix-array rows.
-    fn locate(&self, rows: &[u64]) -> Result<Vec<u64>>;
+    fn exact_reads(&self, reads: &[&[u8]]) -> Result<Vec<[Interval; 2]>>;
 }
 
 impl BatchSearch for Dev {
-    fn exact(&self, reads: &[&[u8]]) -> Result<Vec<[Interval; 2]>> {
+    fn exact_reads(&self, reads: &[&[u8]]) -> Result<Vec<[Interval; 2]>> {
         self.exact_batch(reads)
-    }
-    fn locate(&self, rows: &[u64]) -> Result<Vec<u64>> {
-        Dev::locate(self, rows)
     }
 }
 
 impl BatchHits {
-    /// Searches and locates `reads` on `dev`; reads with more than `cap`
-    /// rows are left to [`sample_hits`] on the CPU, as in [`chunk_hits`].
-    pub(super) fn search(dev: &impl BatchSearch, reads: &[&[u8]], cap: u64) -> Result<Self> {
-        let ivs = dev.exact(reads)?;
+    /// Searches and locates `reads` on `dev` with up to `cfg.mismatches`
+    /// (seed and verify: the search schemes of repeated seeds run here on
+    /// `bi`, as on the CPU path); reads with more than the locate cap rows
+    /// are left to [`sample_hits`] on the CPU, as in [`chunk_hits`].
+    pub(super) fn search(
+        dev: &impl BatchSearch,
+        bi: &BiIndex<'_>,
+        reads: &[&[u8]],
+        cfg: &MapConfig,
+    ) -> Result<Self> {
+        let cap = cfg.locate_cap();
+        let found: Vec<Strands> = if cfg.mismatches == 0 {
+            dev.exact_reads(reads)?
+                .into_iter()
+                .map(Strands::exact)
+                .collect()
+        } else {
+            let codes: Vec<Vec<u8>> = reads
+                .iter()
+                .flat_map(|seq| {
+                    let fwd = crate::dna::codes(seq);
+                    let rev = crate::dna::reverse_complement(&fwd);
+                    [fwd, rev]
+                })
+                .collect();
+            let patterns: Vec<&[u8]> = codes.iter().map(|c| c.as_slice()).collect();
+            let v =
+                crate::search::search_verify_with(dev, bi, &patterns, cfg.mismatches, VERIFY_MAX)?;
+            let mut v = v.into_iter();
+            reads
+                .iter()
+                .map(|_| {
+                    let (fr, fp) = v.next().expect("forward strand");
+                    let (rr, rp) = v.next().expect("reverse strand");
+                    Strands {
+                        rows: [fr, rr],
+                        pos: [fp, rp],
+                    }
+                })
+                .collect()
+        };
         let mut rows = Vec::new();
         let mut at = Vec::with_capacity(reads.len() + 1);
         at.push(0);
-        for &iv in &ivs {
-            let st = Strands::exact(iv);
-            if rows_of(&st) <= cap {
+        for st in &found {
+            if rows_of(st) <= cap {
                 for f in st.rows.iter().flatten() {
                     rows.extend(f.rows.lo..f.rows.hi);
                 }
@@ -165,19 +198,19 @@ impl BatchHits {
                 rows.len()
             )));
         }
-        Ok(BatchHits { ivs, at, pos })
+        Ok(BatchHits { found, at, pos })
     }
 
-    /// The intervals and positions of the reads `ranges` (in that order),
+    /// The alignments and positions of the reads `ranges` (in that order),
     /// for [`chunk_hits`].
-    fn chunk(&self, ranges: &[std::ops::Range<usize>]) -> (Vec<[Interval; 2]>, Vec<u64>) {
-        let mut ivs = Vec::new();
+    fn chunk(&self, ranges: &[std::ops::Range<usize>]) -> (Vec<Strands>, Vec<u64>) {
+        let mut found = Vec::new();
         let mut pos = Vec::new();
         for r in ranges {
-            ivs.extend_from_slice(&self.ivs[r.clone()]);
+            found.extend_from_slice(&self.found[r.clone()]);
             pos.extend_from_slice(&self.pos[self.at[r.start]..self.at[r.end]]);
         }
-        (ivs, pos)
+        (found, pos)
     }
 }
 
@@ -468,7 +501,6 @@ pub fn map_reads_with<W: Write + Send>(
     // Between reader and formatter: the device searches batch k + 1 while
     // the CPU formats batch k (without a device, batches pass through).
     let (staged_tx, staged_rx) = bounded::<Result<Staged>>(1);
-    let cap = cfg.locate_cap();
     std::thread::scope(|s| {
         let reader = s.spawn(move || {
             let mut source = source;
@@ -510,7 +542,11 @@ pub fn map_reads_with<W: Write + Send>(
                         if let Some(m) = &b.1 {
                             seqs.extend((0..m.len()).map(|i| m.get(i).seq));
                         }
-                        pool.install(|| BatchHits::search(d, &seqs, cap))
+                        let bi = BiIndex {
+                            fwd: index.fm(),
+                            rev: index.rev_fm(),
+                        };
+                        pool.install(|| BatchHits::search(d, &bi, &seqs, cfg))
                     };
                     match found {
                         Ok(h) => (b, Some(h), None),
@@ -648,9 +684,11 @@ fn open_device(index: &Index, cfg: &MapConfig, notices: &mut Vec<String>) -> Opt
         }
         return None;
     }
-    if cfg.mismatches > 0 {
+    if cfg.mismatches > 0 && cfg.search != SearchMode::Verify {
         if cfg.device == Device::Gpu {
-            notices.push("-v K is searched on the CPU (not yet on the GPU)".into());
+            notices.push(
+                "--search schemes/backtrack run on the CPU (the GPU seeds and verifies)".into(),
+            );
         }
         return None;
     }
@@ -658,7 +696,14 @@ fn open_device(index: &Index, cfg: &MapConfig, notices: &mut Vec<String>) -> Opt
         notices.push(format!("no GPU: {why}; mapping on the CPU"));
         return None;
     }
-    match Dev::upload(index) {
+    let dev = Dev::upload(index).and_then(|d| {
+        if cfg.mismatches > 0 {
+            d.with_pac(index)
+        } else {
+            Ok(d)
+        }
+    });
+    match dev {
         Ok(d) => Some(d),
         Err(e) => {
             notices.push(format!("{e}; mapping on the CPU"));
@@ -705,21 +750,41 @@ mod tests {
     /// pass per batch, as the device answers.
     struct CpuBatch<'a>(&'a Index);
 
-    impl BatchSearch for CpuBatch<'_> {
-        fn exact(&self, reads: &[&[u8]]) -> Result<Vec<[Interval; 2]>> {
+    impl crate::search::SeedEngine for CpuBatch<'_> {
+        fn exact(&self, pieces: &[&[u8]]) -> Result<Vec<Interval>> {
             let fm = self.0.fm();
-            Ok(search_intervals(&fm, &KmerTable::new(&fm, 0), reads).0)
+            Ok(pieces.iter().map(|p| fm.backward_search(p)).collect())
         }
         fn locate(&self, rows: &[u64]) -> Result<Vec<u64>> {
             Ok(rows.iter().map(|&r| self.0.fm().locate(r)).collect())
+        }
+        fn verify(
+            &self,
+            patterns: &[&[u8]],
+            cands: &[(u32, u64)],
+            k: u8,
+        ) -> Result<Vec<Option<u8>>> {
+            let pac = self.0.pac();
+            Ok(cands
+                .iter()
+                .map(|&(q, s)| crate::search::hamming(pac, s, patterns[q as usize], k))
+                .collect())
+        }
+    }
+
+    impl BatchSearch for CpuBatch<'_> {
+        fn exact_reads(&self, reads: &[&[u8]]) -> Result<Vec<[Interval; 2]>> {
+            let fm = self.0.fm();
+            Ok(search_intervals(&fm, &KmerTable::new(&fm, 0), reads).0)
         }
     }
 
     /// The device path's plumbing, with the CPU's search behind it: hits of
     /// a whole batch (reads, then mates), cut back into chunks of 256 reads,
     /// give the SAM of the per-chunk CPU search, for single reads and pairs,
-    /// with N reads, unmapped reads and reads over `--max-locate` (sampled
-    /// on the CPU) among them.
+    /// exact and with up to 1 or 2 mismatches (seeds searched, located and
+    /// verified by the engine), with N reads, mutated reads, unmapped reads
+    /// and reads over `--max-locate` (sampled on the CPU) among them.
     #[test]
     fn batch_hits_give_the_per_chunk_sam() {
         let mut seed = 0x9e37_79b9_7f4a_7c15;
@@ -750,6 +815,11 @@ mod tests {
             match q % 11 {
                 0 => r1[20] = b'N',
                 1 => r2 = bases(&mut seed, 40),
+                4 => r1[7] = b"CGTA"[(r1[7] % 4) as usize],
+                5 => {
+                    r1[3] = b'A';
+                    r2[30] = b'T';
+                }
                 2 => r1 = unit.clone(),
                 3 => r1 = unit30.clone(),
                 _ => {}
@@ -762,13 +832,11 @@ mod tests {
                 fq.push(b'\n');
             }
         }
-        let cfg = MapConfig {
-            threads: 2,
-            max_locate: 30,
-            report: Report::UpTo(3),
-            ..MapConfig::default()
+        let table = KmerTable::new(&index.fm(), MapConfig::default().kmer);
+        let bi = BiIndex {
+            fwd: index.fm(),
+            rev: index.rev_fm(),
         };
-        let table = KmerTable::new(&index.fm(), cfg.kmer);
         let batch = |fq: &Vec<u8>| {
             ReadSource::from_reader(std::io::Cursor::new(fq.clone()), Path::new("q.fq"))
                 .unwrap()
@@ -779,12 +847,22 @@ mod tests {
         let (b1, b2) = (batch(&fq1), batch(&fq2));
         let pairing = PairConfig::default();
         let window = Some(crate::pair::DEFAULT_WINDOW);
-        for mates in [None, Some((&b2, &pairing))] {
+        for (mates, mismatches) in [None, Some((&b2, &pairing))]
+            .into_iter()
+            .flat_map(|m| [0, 1, 2].map(|k| (m, k)))
+        {
+            let cfg = MapConfig {
+                threads: 2,
+                max_locate: 30,
+                report: Report::UpTo(3),
+                mismatches,
+                ..MapConfig::default()
+            };
             let mut seqs: Vec<&[u8]> = (0..b1.len()).map(|i| b1.get(i).seq).collect();
             if let Some((m, _)) = mates {
                 seqs.extend((0..m.len()).map(|i| m.get(i).seq));
             }
-            let hits = BatchHits::search(&CpuBatch(&index), &seqs, cfg.locate_cap()).unwrap();
+            let hits = BatchHits::search(&CpuBatch(&index), &bi, &seqs, &cfg).unwrap();
             let run = |pre| {
                 let mut w = window;
                 let (text, st) =
@@ -794,7 +872,7 @@ mod tests {
             };
             let (cpu, cpu_st) = run(None);
             let (dev, dev_st) = run(Some(&hits));
-            assert!(cpu == dev, "pairs: {}", mates.is_some());
+            assert!(cpu == dev, "pairs: {}, -v {mismatches}", mates.is_some());
             assert_eq!(cpu_st.located, dev_st.located);
             let sam = String::from_utf8(cpu).unwrap();
             // The cases above are all there: mapped, unmapped, sampled repeats.
