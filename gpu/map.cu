@@ -88,17 +88,19 @@ extern "C" __global__ void map_exact(const u64* occ, const u64* sup, const u64* 
 // A/C/G/T (then, as for an empty read, both intervals are (0, 0)). One
 // thread per read walks both strands in the same loop: two independent
 // chains of Occ-line loads, so each thread has two requests in flight.
-// The intervals are map_exact's.
+// The intervals are map_exact's. both = 0: the forward strand only (the
+// seeds of -v K, whose reverse strands are patterns of their own); the
+// reverse interval is then (0, 0).
 #define AMBIGUOUS (1u << 31)
 extern "C" __global__ void map_exact_packed(const u64* occ, const u64* sup, const u64* c5,
                                             u64 primary, u64 n, const u64* words,
                                             const u64* starts, const u32* lens, u64 reads,
-                                            u64* out) {
+                                            u32 both, u64* out) {
     GRID_STRIDE(q, reads) {
         const u64* w = words + starts[q];
         u32 m = lens[q] & ~AMBIGUOUS;
         bool ok = m > 0 && (lens[q] & AMBIGUOUS) == 0;
-        u64 flo = 0, fhi = ok ? n + 1 : 0, rlo = 0, rhi = fhi;
+        u64 flo = 0, fhi = ok ? n + 1 : 0, rlo = 0, rhi = both ? fhi : 0;
         for (u32 k = 0; k < m && (flo < fhi || rlo < rhi); k++) {
             // Backward: the forward read from its end; the reverse
             // complement from its end = complement of the read's start.

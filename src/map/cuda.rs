@@ -256,6 +256,9 @@ impl Slot {
         )
         .map_err(copy)?;
         let count = nr as u64;
+        // Letters are reads (both strands); codes are -v K's seeds, whose
+        // reverse strands are patterns of their own.
+        let both = u32::from(ascii);
         let f = ix.gpu.func("map_exact_packed")?;
         let mut b = st.launch_builder(f);
         b.arg(&ix.occ)
@@ -267,6 +270,7 @@ impl Slot {
             .arg(&self.dstarts)
             .arg(&self.dlens)
             .arg(&count)
+            .arg(&both)
             .arg(&mut self.dout);
         self.start.record(st).map_err(|e| err("event", e))?;
         // SAFETY: the arguments match map_exact_packed's parameters in
@@ -539,8 +543,7 @@ impl DeviceIndex {
 }
 
 impl SeedEngine for DeviceIndex {
-    /// The pieces' forward intervals, from the batched search (its reverse
-    /// strand, computed too, is not used).
+    /// The pieces' intervals, from the batched search (forward strand only).
     fn exact(&self, pieces: &[&[u8]]) -> Result<Vec<Interval>> {
         Ok(self
             .exact_packed(pieces, false)?
