@@ -166,8 +166,17 @@ PY
         echo "map $dev: $(cat "$work/map.$dev.time") (wall s, peak RSS KB; 4M reads of 100 bases) $(grep -E 'kernel|failed' "$out/map-$dev.log" | tr '\n' ' ')" |
             tee -a "$out/bench.tsv"
     done
-    cmp -s "$work/map.cpu.sam" "$work/map.gpu.sam" && echo "map: same SAM on both devices" ||
-        echo "map: SAM DIFFERS between devices"
+    { cmp -s "$work/map.cpu.sam" "$work/map.gpu.sam" && echo "map: same SAM on both devices" ||
+        echo "map: SAM DIFFERS between devices"; } | tee -a "$out/bench.tsv"
+    # -v 2 (seeds searched, located and verified on the device), 1M reads.
+    for dev in cpu gpu; do
+        timeout 120 /usr/bin/time -f "%e %M" -o "$work/map2.$dev.time" "$fm" map -t 16 --device "$dev" -v 2 \
+            "$work/chr20.cpu.libsais.fmi" "$work/r1.fq" 2>"$out/map-v2-$dev.log" | grep -v '^@PG' >"$work/map2.$dev.sam"
+        echo "map -v 2 $dev: $(cat "$work/map2.$dev.time") (wall s, peak RSS KB; 1M reads) $(grep -E 'kernel|failed' "$out/map-v2-$dev.log" | tr '\n' ' ')" |
+            tee -a "$out/bench.tsv"
+    done
+    { cmp -s "$work/map2.cpu.sam" "$work/map2.gpu.sam" && echo "map -v 2: same SAM on both devices" ||
+        echo "map -v 2: SAM DIFFERS between devices"; } | tee -a "$out/bench.tsv"
     {
         echo "== summary (bench)"
         cat "$out/gpu-info.txt"
