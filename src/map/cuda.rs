@@ -284,7 +284,12 @@ impl Slot {
             &mut self.out.as_mut_slice().map_err(host)?[..4 * nr],
         )
         .map_err(|e| err("copy intervals back", e))?;
-        let bases = reads.iter().map(|r| r.len() as u64).sum();
+        // The clock counts reads (both strands), not -v K's seeds.
+        let bases = if ascii {
+            reads.iter().map(|r| r.len() as u64).sum()
+        } else {
+            0
+        };
         self.pending = Some((range, bases));
         Ok(())
     }
@@ -298,12 +303,14 @@ impl Slot {
         self.stream
             .synchronize()
             .map_err(|e| err("map_exact_packed", e))?;
-        let ms = self
-            .start
-            .elapsed_ms(&self.stop)
-            .map_err(|e| err("event", e))?;
-        clock.nanos.fetch_add((f64::from(ms) * 1e6) as u64, Relaxed);
-        clock.bases.fetch_add(bases, Relaxed);
+        if bases > 0 {
+            let ms = self
+                .start
+                .elapsed_ms(&self.stop)
+                .map_err(|e| err("event", e))?;
+            clock.nanos.fetch_add((f64::from(ms) * 1e6) as u64, Relaxed);
+            clock.bases.fetch_add(bases, Relaxed);
+        }
         let v = self
             .out
             .as_slice()
@@ -319,7 +326,8 @@ impl Slot {
 }
 
 /// Time in `map_exact_packed` (device time between events around each
-/// launch) and the read bases it searched, both strands each.
+/// launch) and the read bases it searched, both strands each (reads only:
+/// the seeds of `-v K` are not counted).
 #[derive(Default)]
 struct KernelClock {
     nanos: AtomicU64,
