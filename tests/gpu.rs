@@ -45,6 +45,7 @@ fn expected_kernels() -> Vec<String> {
             "scatter_slots",
             "symbols",
             "fetch",
+            "triple_keys",
             "slots",
             "split_positions",
             "add_flags",
@@ -481,6 +482,17 @@ mod device {
                 g.scatter_slots(&dm, &dm, layout, &mut gd).unwrap();
                 assert_eq!(down(&g, gd), cd);
             }
+            // Skew's fused triples over symbols of 14 bits.
+            let sym: Vec<u32> = rand_vec(&mut r, n, 14);
+            let pos: Vec<u32> = (0..n as u32 + 3).rev().collect();
+            assert_eq!(
+                down(
+                    &g,
+                    g.triple_keys(&up(&g, &sym), &up(&g, &pos), nn, 14).unwrap()
+                ),
+                Cpu.triple_keys(&sym, &pos, nn, 14).unwrap(),
+                "triple_keys n={n}"
+            );
             let sl: Vec<u32> = (0..(2 * n0) as u32).collect();
             assert_eq!(
                 down(&g, g.split_positions(&up(&g, &sl), n0).unwrap()),

@@ -1738,6 +1738,49 @@ fn fetch_slots_split_positions() {
     rank_maps_for::<u64>(&mut Rng::new(19));
 }
 
+fn triple_keys_for<W: Word + Gen>(rng: &mut Rng) {
+    for n in [
+        0u64,
+        1,
+        2,
+        3,
+        4,
+        7,
+        100,
+        1001,
+        G as u64 + 2,
+        3 * G as u64 + 1,
+    ] {
+        for bits in [1u32, 3, 14, 21] {
+            let s: Vec<W> = (0..n).map(|_| W::make(rng.below(1 << bits))).collect();
+            // Every position up to 3 past the end, ascending then shuffled.
+            let mut pos: Vec<W> = (0..n + 3).map(W::make).collect();
+            let mut shuffled = pos.clone();
+            rng.shuffle(&mut shuffled);
+            pos.extend(shuffled);
+            let c = |q: u64| if q < n { s[q as usize].to_u64() } else { 0 };
+            let want: Vec<u64> = pos
+                .iter()
+                .map(|&p| {
+                    let p = p.to_u64();
+                    (c(p) << (2 * bits)) | (c(p + 1) << bits) | c(p + 2)
+                })
+                .collect();
+            on_pools(
+                &format!("triple_keys u{} n={n} bits={bits}", W::BITS),
+                &want,
+                || down(Cpu.triple_keys::<W>(&up(&s), &up(&pos), n, bits).unwrap()),
+            );
+        }
+    }
+}
+
+#[test]
+fn triple_keys() {
+    triple_keys_for::<u32>(&mut Rng::new(31));
+    triple_keys_for::<u64>(&mut Rng::new(32));
+}
+
 fn scatter_slots_for<W: Word + Gen>(rng: &mut Rng) {
     for n in [
         0u64,

@@ -243,6 +243,7 @@ struct Kw;
         K1(k_maps, iota_from, W) K1(k_maps, iota_mod3, W) K1(k_maps, fill, W)                     \
         K1(k_maps, head_index, W) K1(k_maps, head_values, W) K1(k_maps, scatter_slots, W)         \
         K1(k_maps, symbols, W) K1(k_maps, fetch, W) K1(k_maps, slots, W)                          \
+        K1(k_maps, triple_keys, W)                                                                \
         K1(k_maps, split_positions, W) K1(k_maps, add_flags, W) K1(k_maps, sub_const, W)          \
         K1(k_maps, widen, W) K1(k_maps, in_range, W) K1(k_maps, mod3_is, W)                       \
         K1(k_maps, text_heads, W) K1(k_maps, segment_lengths, W) K1(k_maps, head_flags, W)        \
@@ -654,6 +655,13 @@ static Buf<W> fetch(const Buf<W>& rank, Layout l, const Buf<W>& pos, u64 h, u64 
     Buf<W> out = alloc<W>(pos.len);
     if (pos.len > 0)
         run(grid(pos.len), Kw<W>::fetch, rank.p(), l.kind, l.n0, pos.p(), (u64)pos.len, h, n, out.p());
+    return out;
+}
+
+template <class W>
+static Buf<u64> triple_keys(const Buf<W>& s, const Buf<W>& pos, u64 n, u32 bits) {
+    Buf<u64> out = alloc<u64>(pos.len);
+    if (pos.len > 0) run(grid(pos.len), Kw<W>::triple_keys, s.p(), pos.p(), (u64)pos.len, n, bits, out.p());
     return out;
 }
 
@@ -1306,6 +1314,24 @@ static void test_layouts(size_t n) {
                 want[i] = p < n ? rank[l.slot(p)] : 0;
             }
             SAME(fetch(rb, l, upload(q), h, n).host(), want, "fetch<%s> n=%zu %s h=%llu", tn<W>(), n, ln, h);
+        }
+        // triple_keys: (s[p], s[p+1], s[p+2]) in one key, 0 past n.
+        if (kind == 0) {
+            for (u32 bits : {1u, 4u, 14u, 21u}) {
+                std::vector<W> sym(n);
+                for (auto& c : sym) c = (W)(rnd() & ((1ull << bits) - 1));
+                std::vector<W> q;
+                for (u64 p = 0; p < n + 3; p++) q.push_back((W)p);
+                std::shuffle(q.begin(), q.end(), g_rng);
+                auto c = [&](u64 p) -> u64 { return p < n ? (u64)sym[p] : 0; };
+                std::vector<u64> want(q.size());
+                for (size_t i = 0; i < q.size(); i++) {
+                    u64 p = q[i];
+                    want[i] = c(p) << (2 * bits) | c(p + 1) << bits | c(p + 2);
+                }
+                SAME(triple_keys(upload(sym), upload(q), n, bits).host(), want, "triple_keys<%s> n=%zu bits=%u",
+                     tn<W>(), n, bits);
+            }
         }
     }
 }

@@ -49,20 +49,29 @@ pub(super) fn level<B: Backend, W: Word>(
     let layout = RankLayout::Split { n0 };
     let id = RankLayout::Identity;
 
-    // Sort S12 (with the dummy) by triples, last character first.
+    // Sort S12 (with the dummy) by triples.
     let mut pos: B::Buf<W> = b.iota(n02, Iota::Mod3NonZero)?;
-    for d in [2, 1] {
-        let mut k = b.fetch(s, id, &pos, d, n)?;
+    let heads = if 3 * sbits <= 64 {
+        // The three symbols in one key: one fetch, one sort.
+        let mut k = b.triple_keys(s, &pos, n, sbits)?;
+        b.radix_sort_pairs(&mut k, &mut pos, 3 * sbits)?;
+        b.head_flags(&k, None)?
+    } else {
+        // Three stable passes, last character first.
+        for d in [2, 1] {
+            let mut k = b.fetch(s, id, &pos, d, n)?;
+            b.radix_sort_pairs(&mut k, &mut pos, sbits)?;
+        }
+        // The last pass's keys are the first characters, in the sorted order.
+        let mut k = b.fetch(s, id, &pos, 0, n)?;
         b.radix_sort_pairs(&mut k, &mut pos, sbits)?;
-    }
-    // The last pass's keys are the first characters, in the sorted order.
-    let mut k = b.fetch(s, id, &pos, 0, n)?;
-    b.radix_sort_pairs(&mut k, &mut pos, sbits)?;
-    let mut heads = b.head_flags(&k, None)?;
-    drop(k);
-    for d in [1, 2] {
-        heads = b.head_flags(&b.fetch(s, id, &pos, d, n)?, Some(&heads))?;
-    }
+        let mut heads = b.head_flags(&k, None)?;
+        drop(k);
+        for d in [1, 2] {
+            heads = b.head_flags(&b.fetch(s, id, &pos, d, n)?, Some(&heads))?;
+        }
+        heads
+    };
     let distinct = b.count(&heads)?;
     let unique = distinct == n02 as u64;
     log(&Round {
