@@ -45,7 +45,6 @@ fn expected_kernels() -> Vec<String> {
             "scatter_slots",
             "symbols",
             "fetch",
-            "triple_keys",
             "slots",
             "split_positions",
             "add_flags",
@@ -75,6 +74,7 @@ fn expected_kernels() -> Vec<String> {
         }
         for v in ["u32", "u64"] {
             k.push(format!("text_keys_{w}_{v}"));
+            k.push(format!("triple_keys_{w}_{v}"));
         }
         for v in ["u8", "u32", "u64"] {
             k.push(format!("radix_scatter_{w}_{v}"));
@@ -488,10 +488,21 @@ mod device {
             assert_eq!(
                 down(
                     &g,
-                    g.triple_keys(&up(&g, &sym), &up(&g, &pos), nn, 14).unwrap()
+                    g.triple_keys::<u64, u32>(&up(&g, &sym), &up(&g, &pos), nn, 14)
+                        .unwrap()
                 ),
-                Cpu.triple_keys(&sym, &pos, nn, 14).unwrap(),
+                Cpu.triple_keys::<u64, u32>(&sym, &pos, nn, 14).unwrap(),
                 "triple_keys n={n}"
+            );
+            let small: Vec<u32> = rand_vec(&mut r, n, 10);
+            assert_eq!(
+                down(
+                    &g,
+                    g.triple_keys::<u32, u32>(&up(&g, &small), &up(&g, &pos), nn, 10)
+                        .unwrap()
+                ),
+                Cpu.triple_keys::<u32, u32>(&small, &pos, nn, 10).unwrap(),
+                "triple_keys u32 n={n}"
             );
             let sl: Vec<u32> = (0..(2 * n0) as u32).collect();
             assert_eq!(

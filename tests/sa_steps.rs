@@ -1738,7 +1738,7 @@ fn fetch_slots_split_positions() {
     rank_maps_for::<u64>(&mut Rng::new(19));
 }
 
-fn triple_keys_for<W: Word + Gen>(rng: &mut Rng) {
+fn triple_keys_for<K: Word + Gen, W: Word + Gen>(rng: &mut Rng) {
     for n in [
         0u64,
         1,
@@ -1751,7 +1751,10 @@ fn triple_keys_for<W: Word + Gen>(rng: &mut Rng) {
         G as u64 + 2,
         3 * G as u64 + 1,
     ] {
-        for bits in [1u32, 3, 14, 21] {
+        for bits in [1u32, 3, 10, 14, 21]
+            .into_iter()
+            .filter(|&b| 3 * b <= K::BITS)
+        {
             let s: Vec<W> = (0..n).map(|_| W::make(rng.below(1 << bits))).collect();
             // Every position up to 3 past the end, ascending then shuffled.
             let mut pos: Vec<W> = (0..n + 3).map(W::make).collect();
@@ -1759,17 +1762,22 @@ fn triple_keys_for<W: Word + Gen>(rng: &mut Rng) {
             rng.shuffle(&mut shuffled);
             pos.extend(shuffled);
             let c = |q: u64| if q < n { s[q as usize].to_u64() } else { 0 };
-            let want: Vec<u64> = pos
+            let want: Vec<K> = pos
                 .iter()
                 .map(|&p| {
                     let p = p.to_u64();
-                    (c(p) << (2 * bits)) | (c(p + 1) << bits) | c(p + 2)
+                    K::make((c(p) << (2 * bits)) | (c(p + 1) << bits) | c(p + 2))
                 })
                 .collect();
             on_pools(
-                &format!("triple_keys u{} n={n} bits={bits}", W::BITS),
+                &format!("triple_keys u{} u{} n={n} bits={bits}", K::BITS, W::BITS),
                 &want,
-                || down(Cpu.triple_keys::<W>(&up(&s), &up(&pos), n, bits).unwrap()),
+                || {
+                    down(
+                        Cpu.triple_keys::<K, W>(&up(&s), &up(&pos), n, bits)
+                            .unwrap(),
+                    )
+                },
             );
         }
     }
@@ -1777,8 +1785,10 @@ fn triple_keys_for<W: Word + Gen>(rng: &mut Rng) {
 
 #[test]
 fn triple_keys() {
-    triple_keys_for::<u32>(&mut Rng::new(31));
-    triple_keys_for::<u64>(&mut Rng::new(32));
+    triple_keys_for::<u64, u32>(&mut Rng::new(31));
+    triple_keys_for::<u64, u64>(&mut Rng::new(32));
+    triple_keys_for::<u32, u32>(&mut Rng::new(33));
+    triple_keys_for::<u32, u64>(&mut Rng::new(34));
 }
 
 fn scatter_slots_for<W: Word + Gen>(rng: &mut Rng) {

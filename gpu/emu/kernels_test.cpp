@@ -243,7 +243,6 @@ struct Kw;
         K1(k_maps, iota_from, W) K1(k_maps, iota_mod3, W) K1(k_maps, fill, W)                     \
         K1(k_maps, head_index, W) K1(k_maps, head_values, W) K1(k_maps, scatter_slots, W)         \
         K1(k_maps, symbols, W) K1(k_maps, fetch, W) K1(k_maps, slots, W)                          \
-        K1(k_maps, triple_keys, W)                                                                \
         K1(k_maps, split_positions, W) K1(k_maps, add_flags, W) K1(k_maps, sub_const, W)          \
         K1(k_maps, widen, W) K1(k_maps, in_range, W) K1(k_maps, mod3_is, W)                       \
         K1(k_maps, text_heads, W) K1(k_maps, segment_lengths, W) K1(k_maps, head_flags, W)        \
@@ -290,6 +289,7 @@ struct Kkw;
     template <>                             \
     struct Kkw<K, W> {                      \
         K2(k_maps, text_keys, K, W)         \
+        K2(k_maps, triple_keys, K, W)       \
     };
 TK_KERNELS(u32, u32)
 TK_KERNELS(u32, u64)
@@ -658,10 +658,10 @@ static Buf<W> fetch(const Buf<W>& rank, Layout l, const Buf<W>& pos, u64 h, u64 
     return out;
 }
 
-template <class W>
-static Buf<u64> triple_keys(const Buf<W>& s, const Buf<W>& pos, u64 n, u32 bits) {
-    Buf<u64> out = alloc<u64>(pos.len);
-    if (pos.len > 0) run(grid(pos.len), Kw<W>::triple_keys, s.p(), pos.p(), (u64)pos.len, n, bits, out.p());
+template <class K, class W>
+static Buf<K> triple_keys(const Buf<W>& s, const Buf<W>& pos, u64 n, u32 bits) {
+    Buf<K> out = alloc<K>(pos.len);
+    if (pos.len > 0) run(grid(pos.len), Kkw<K, W>::triple_keys, s.p(), pos.p(), (u64)pos.len, n, bits, out.p());
     return out;
 }
 
@@ -1317,7 +1317,7 @@ static void test_layouts(size_t n) {
         }
         // triple_keys: (s[p], s[p+1], s[p+2]) in one key, 0 past n.
         if (kind == 0) {
-            for (u32 bits : {1u, 4u, 14u, 21u}) {
+            for (u32 bits : {1u, 4u, 10u, 14u, 21u}) {
                 std::vector<W> sym(n);
                 for (auto& c : sym) c = (W)(rnd() & ((1ull << bits) - 1));
                 std::vector<W> q;
@@ -1329,8 +1329,13 @@ static void test_layouts(size_t n) {
                     u64 p = q[i];
                     want[i] = c(p) << (2 * bits) | c(p + 1) << bits | c(p + 2);
                 }
-                SAME(triple_keys(upload(sym), upload(q), n, bits).host(), want, "triple_keys<%s> n=%zu bits=%u",
-                     tn<W>(), n, bits);
+                SAME(triple_keys<u64>(upload(sym), upload(q), n, bits).host(), want,
+                     "triple_keys<u64,%s> n=%zu bits=%u", tn<W>(), n, bits);
+                if (3 * bits <= 32) {
+                    std::vector<u32> want32(want.begin(), want.end());
+                    SAME(triple_keys<u32>(upload(sym), upload(q), n, bits).host(), want32,
+                         "triple_keys<u32,%s> n=%zu bits=%u", tn<W>(), n, bits);
+                }
             }
         }
     }

@@ -931,23 +931,23 @@ impl Backend for Cuda {
         Ok(out)
     }
 
-    fn triple_keys<W: Word>(
+    fn triple_keys<K: Word, W: Word>(
         &self,
         s: &DevBuf<W>,
         pos: &DevBuf<W>,
         n: u64,
         bits: u32,
-    ) -> Result<DevBuf<u64>> {
+    ) -> Result<DevBuf<K>> {
         assert!(
-            (1..=21).contains(&bits),
-            "triple_keys: 3 x {bits} bits do not fit a key"
+            bits >= 1 && 3 * bits <= K::BITS,
+            "triple_keys: 3 x {bits} bits do not fit the key"
         );
         let m = pos.len as u64;
-        let mut out = self.alloc::<u64>(pos.len)?;
+        let mut out = self.alloc::<K>(pos.len)?;
         if m > 0 {
             launch!(
                 self,
-                format!("triple_keys_{}", W::CU),
+                format!("triple_keys_{}_{}", K::CU, W::CU),
                 grid(pos.len),
                 &s.s,
                 &pos.s,

@@ -582,16 +582,16 @@ impl Backend for Cpu {
         Ok(out)
     }
 
-    fn triple_keys<W: Word>(
+    fn triple_keys<K: Word, W: Word>(
         &self,
         s: &Vec<W>,
         pos: &Vec<W>,
         n: u64,
         bits: u32,
-    ) -> Result<Vec<u64>> {
+    ) -> Result<Vec<K>> {
         assert!(
-            (1..=21).contains(&bits),
-            "triple_keys: 3 x {bits} bits do not fit a key"
+            bits >= 1 && 3 * bits <= K::BITS,
+            "triple_keys: 3 x {bits} bits do not fit the key"
         );
         let c = |q: u64| if q < n { s[q as usize].to_u64() } else { 0 };
         Ok((0..pos.len())
@@ -602,7 +602,7 @@ impl Backend for Cpu {
                     prefetch(s.as_ptr().wrapping_add(a.to_u64() as usize));
                 }
                 let p = pos[i].to_u64();
-                (c(p) << (2 * bits)) | (c(p + 1) << bits) | c(p + 2)
+                K::from_u64((c(p) << (2 * bits)) | (c(p + 1) << bits) | c(p + 2))
             })
             .collect())
     }
