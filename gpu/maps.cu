@@ -135,6 +135,23 @@ TEXT_KEYS(u32, u64)
 TEXT_KEYS(u64, u32)
 TEXT_KEYS(u64, u64)
 
+// Skew's triple (s[p], s[p+1], s[p+2]) in one key, 0 past n (3 * bits <= bits of K).
+#define TRIPLE_KEYS(K, W)                                                                 \
+    extern "C" __global__ void triple_keys_##K##_##W(const W* s, const W* pos, u64 m,    \
+                                                     u64 n, u32 bits, K* out) {           \
+        GRID_STRIDE(i, m) {                                                               \
+            u64 p = pos[i];                                                               \
+            u64 a = p < n ? (u64)s[p] : 0, b = p + 1 < n ? (u64)s[p + 1] : 0;             \
+            u64 c = p + 2 < n ? (u64)s[p + 2] : 0;                                        \
+            out[i] = (K)(a << (2 * bits) | b << bits | c);                                \
+        }                                                                                 \
+    }
+
+TRIPLE_KEYS(u32, u32)
+TRIPLE_KEYS(u32, u64)
+TRIPLE_KEYS(u64, u32)
+TRIPLE_KEYS(u64, u64)
+
 #define GATHER_SCATTER(T, I)                                                              \
     extern "C" __global__ void gather_##T##_##I(const T* src, const I* idx, u64 m,       \
                                                 T* out) {                                 \

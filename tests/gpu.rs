@@ -75,6 +75,7 @@ fn expected_kernels() -> Vec<String> {
         }
         for v in ["u32", "u64"] {
             k.push(format!("text_keys_{w}_{v}"));
+            k.push(format!("triple_keys_{w}_{v}"));
         }
         for v in ["u8", "u32", "u64"] {
             k.push(format!("radix_scatter_{w}_{v}"));
@@ -482,6 +483,28 @@ mod device {
                 g.scatter_slots(&dm, &dm, layout, &mut gd).unwrap();
                 assert_eq!(down(&g, gd), cd);
             }
+            // Skew's fused triples over symbols of 14 bits.
+            let sym: Vec<u32> = rand_vec(&mut r, n, 14);
+            let pos: Vec<u32> = (0..n as u32 + 3).rev().collect();
+            assert_eq!(
+                down(
+                    &g,
+                    g.triple_keys::<u64, u32>(&up(&g, &sym), &up(&g, &pos), nn, 14)
+                        .unwrap()
+                ),
+                Cpu.triple_keys::<u64, u32>(&sym, &pos, nn, 14).unwrap(),
+                "triple_keys n={n}"
+            );
+            let small: Vec<u32> = rand_vec(&mut r, n, 10);
+            assert_eq!(
+                down(
+                    &g,
+                    g.triple_keys::<u32, u32>(&up(&g, &small), &up(&g, &pos), nn, 10)
+                        .unwrap()
+                ),
+                Cpu.triple_keys::<u32, u32>(&small, &pos, nn, 10).unwrap(),
+                "triple_keys u32 n={n}"
+            );
             let sl: Vec<u32> = (0..(2 * n0) as u32).collect();
             assert_eq!(
                 down(&g, g.split_positions(&up(&g, &sl), n0).unwrap()),

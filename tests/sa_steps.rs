@@ -1738,6 +1738,59 @@ fn fetch_slots_split_positions() {
     rank_maps_for::<u64>(&mut Rng::new(19));
 }
 
+fn triple_keys_for<K: Word + Gen, W: Word + Gen>(rng: &mut Rng) {
+    for n in [
+        0u64,
+        1,
+        2,
+        3,
+        4,
+        7,
+        100,
+        1001,
+        G as u64 + 2,
+        3 * G as u64 + 1,
+    ] {
+        for bits in [1u32, 3, 10, 14, 21]
+            .into_iter()
+            .filter(|&b| 3 * b <= K::BITS)
+        {
+            let s: Vec<W> = (0..n).map(|_| W::make(rng.below(1 << bits))).collect();
+            // Every position up to 3 past the end, ascending then shuffled.
+            let mut pos: Vec<W> = (0..n + 3).map(W::make).collect();
+            let mut shuffled = pos.clone();
+            rng.shuffle(&mut shuffled);
+            pos.extend(shuffled);
+            let c = |q: u64| if q < n { s[q as usize].to_u64() } else { 0 };
+            let want: Vec<K> = pos
+                .iter()
+                .map(|&p| {
+                    let p = p.to_u64();
+                    K::make((c(p) << (2 * bits)) | (c(p + 1) << bits) | c(p + 2))
+                })
+                .collect();
+            on_pools(
+                &format!("triple_keys u{} u{} n={n} bits={bits}", K::BITS, W::BITS),
+                &want,
+                || {
+                    down(
+                        Cpu.triple_keys::<K, W>(&up(&s), &up(&pos), n, bits)
+                            .unwrap(),
+                    )
+                },
+            );
+        }
+    }
+}
+
+#[test]
+fn triple_keys() {
+    triple_keys_for::<u64, u32>(&mut Rng::new(31));
+    triple_keys_for::<u64, u64>(&mut Rng::new(32));
+    triple_keys_for::<u32, u32>(&mut Rng::new(33));
+    triple_keys_for::<u32, u64>(&mut Rng::new(34));
+}
+
 fn scatter_slots_for<W: Word + Gen>(rng: &mut Rng) {
     for n in [
         0u64,

@@ -289,6 +289,7 @@ struct Kkw;
     template <>                             \
     struct Kkw<K, W> {                      \
         K2(k_maps, text_keys, K, W)         \
+        K2(k_maps, triple_keys, K, W)       \
     };
 TK_KERNELS(u32, u32)
 TK_KERNELS(u32, u64)
@@ -655,6 +656,13 @@ static Buf<W> fetch(const Buf<W>& rank, Layout l, const Buf<W>& pos, u64 h, u64 
     Buf<W> out = alloc<W>(pos.len);
     if (pos.len > 0)
         run(grid(pos.len), Kw<W>::fetch, rank.p(), l.kind, l.n0, pos.p(), (u64)pos.len, h, n, out.p());
+    return out;
+}
+
+template <class K, class W>
+static Buf<K> triple_keys(const Buf<W>& s, const Buf<W>& pos, u64 n, u32 bits) {
+    Buf<K> out = alloc<K>(pos.len);
+    if (pos.len > 0) run(grid(pos.len), Kkw<K, W>::triple_keys, s.p(), pos.p(), (u64)pos.len, n, bits, out.p());
     return out;
 }
 
@@ -1307,6 +1315,29 @@ static void test_layouts(size_t n) {
                 want[i] = p < n ? rank[l.slot(p)] : 0;
             }
             SAME(fetch(rb, l, upload(q), h, n).host(), want, "fetch<%s> n=%zu %s h=%llu", tn<W>(), n, ln, h);
+        }
+        // triple_keys: (s[p], s[p+1], s[p+2]) in one key, 0 past n.
+        if (kind == 0) {
+            for (u32 bits : {1u, 4u, 10u, 14u, 21u}) {
+                std::vector<W> sym(n);
+                for (auto& c : sym) c = (W)(rnd() & ((1ull << bits) - 1));
+                std::vector<W> q;
+                for (u64 p = 0; p < n + 3; p++) q.push_back((W)p);
+                std::shuffle(q.begin(), q.end(), g_rng);
+                auto c = [&](u64 p) -> u64 { return p < n ? (u64)sym[p] : 0; };
+                std::vector<u64> want(q.size());
+                for (size_t i = 0; i < q.size(); i++) {
+                    u64 p = q[i];
+                    want[i] = c(p) << (2 * bits) | c(p + 1) << bits | c(p + 2);
+                }
+                SAME(triple_keys<u64>(upload(sym), upload(q), n, bits).host(), want,
+                     "triple_keys<u64,%s> n=%zu bits=%u", tn<W>(), n, bits);
+                if (3 * bits <= 32) {
+                    std::vector<u32> want32(want.begin(), want.end());
+                    SAME(triple_keys<u32>(upload(sym), upload(q), n, bits).host(), want32,
+                         "triple_keys<u32,%s> n=%zu bits=%u", tn<W>(), n, bits);
+                }
+            }
         }
     }
 }

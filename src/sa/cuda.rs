@@ -931,6 +931,35 @@ impl Backend for Cuda {
         Ok(out)
     }
 
+    fn triple_keys<K: Word, W: Word>(
+        &self,
+        s: &DevBuf<W>,
+        pos: &DevBuf<W>,
+        n: u64,
+        bits: u32,
+    ) -> Result<DevBuf<K>> {
+        assert!(
+            bits >= 1 && 3 * bits <= K::BITS,
+            "triple_keys: 3 x {bits} bits do not fit the key"
+        );
+        let m = pos.len as u64;
+        let mut out = self.alloc::<K>(pos.len)?;
+        if m > 0 {
+            launch!(
+                self,
+                format!("triple_keys_{}_{}", K::CU, W::CU),
+                grid(pos.len),
+                &s.s,
+                &pos.s,
+                &m,
+                &n,
+                &bits,
+                &mut out.s
+            );
+        }
+        Ok(out)
+    }
+
     fn slots<W: Word>(&self, pos: &DevBuf<W>, layout: RankLayout) -> Result<DevBuf<W>> {
         let (l, n0) = layout_args(layout);
         let (mut out, name, m) = self.map_out::<W>("slots", pos.len)?;

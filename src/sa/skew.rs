@@ -3,7 +3,9 @@
 //!
 //! Each level radix sorts the suffixes `p % 3 != 0` (plus a dummy at `n`
 //! when `n % 3 == 1`, which keeps the mod-1 and mod-2 halves apart) by their
-//! first three characters, in three stable passes. Head flags mark distinct
+//! first three characters: by one key that packs the three (when `3
+//! bits(sigma) <= 64`; a key as wide as the positions when it fits that),
+//! else in three stable passes. Head flags mark distinct
 //! triples; only when they are not all distinct are names computed (the
 //! prefix sum) and the level recursed on the string of names. The suffixes
 //! `p % 3 == 0` are then ordered without a second sort by triple: their order
@@ -30,6 +32,21 @@ pub fn build<B: Backend, W: Word>(
     Ok(sa)
 }
 
+/// Sorts `pos` by the triples of `s` (symbols of `sbits` bits) at its
+/// positions, packed in one key of `K` ([`Backend::triple_keys`]), and
+/// returns the head flags of the distinct triples.
+fn sort_triples<B: Backend, K: Word, W: Word>(
+    b: &B,
+    s: &B::Buf<W>,
+    pos: &mut B::Buf<W>,
+    n: u64,
+    sbits: u32,
+) -> Result<B::Buf<u8>> {
+    let mut k: B::Buf<K> = b.triple_keys(s, pos, n, sbits)?;
+    b.radix_sort_pairs(&mut k, pos, 3 * sbits)?;
+    b.head_flags(&k, None)
+}
+
 /// The suffix array of `s` (symbols `1..=sigma`, 0 past the end).
 pub(super) fn level<B: Backend, W: Word>(
     b: &B,
@@ -49,20 +66,30 @@ pub(super) fn level<B: Backend, W: Word>(
     let layout = RankLayout::Split { n0 };
     let id = RankLayout::Identity;
 
-    // Sort S12 (with the dummy) by triples, last character first.
+    // Sort S12 (with the dummy) by triples.
     let mut pos: B::Buf<W> = b.iota(n02, Iota::Mod3NonZero)?;
-    for d in [2, 1] {
-        let mut k = b.fetch(s, id, &pos, d, n)?;
+    let heads = if 3 * sbits <= W::BITS {
+        // The three symbols in one key, one fetch and one sort; a key no
+        // wider than the positions keeps the memory of the three passes.
+        sort_triples::<B, W, W>(b, s, &mut pos, n, sbits)?
+    } else if 3 * sbits <= 64 {
+        sort_triples::<B, u64, W>(b, s, &mut pos, n, sbits)?
+    } else {
+        // Three stable passes, last character first.
+        for d in [2, 1] {
+            let mut k = b.fetch(s, id, &pos, d, n)?;
+            b.radix_sort_pairs(&mut k, &mut pos, sbits)?;
+        }
+        // The last pass's keys are the first characters, in the sorted order.
+        let mut k = b.fetch(s, id, &pos, 0, n)?;
         b.radix_sort_pairs(&mut k, &mut pos, sbits)?;
-    }
-    // The last pass's keys are the first characters, in the sorted order.
-    let mut k = b.fetch(s, id, &pos, 0, n)?;
-    b.radix_sort_pairs(&mut k, &mut pos, sbits)?;
-    let mut heads = b.head_flags(&k, None)?;
-    drop(k);
-    for d in [1, 2] {
-        heads = b.head_flags(&b.fetch(s, id, &pos, d, n)?, Some(&heads))?;
-    }
+        let mut heads = b.head_flags(&k, None)?;
+        drop(k);
+        for d in [1, 2] {
+            heads = b.head_flags(&b.fetch(s, id, &pos, d, n)?, Some(&heads))?;
+        }
+        heads
+    };
     let distinct = b.count(&heads)?;
     let unique = distinct == n02 as u64;
     log(&Round {

@@ -528,6 +528,19 @@ pub trait Backend: Sync + Sized {
         n: u64,
     ) -> Result<Self::Buf<W>>;
 
+    /// Skew's triples packed in one key: `out[i] = c(p) << 2 bits | c(p + 1)
+    /// << bits | c(p + 2)` where `p = pos[i]` and `c(q) = q < n ? s[q] : 0`
+    /// (`s` holds symbols below `2^bits`, `3 bits <= K::BITS`). One pass
+    /// with three reads of adjacent symbols; sorting by the key sorts by the
+    /// triple.
+    fn triple_keys<K: Word, W: Word>(
+        &self,
+        s: &Self::Buf<W>,
+        pos: &Self::Buf<W>,
+        n: u64,
+        bits: u32,
+    ) -> Result<Self::Buf<K>>;
+
     /// `out[i] = layout.slot(pos[i])`.
     fn slots<W: Word>(&self, pos: &Self::Buf<W>, layout: RankLayout) -> Result<Self::Buf<W>>;
 

@@ -582,6 +582,31 @@ impl Backend for Cpu {
         Ok(out)
     }
 
+    fn triple_keys<K: Word, W: Word>(
+        &self,
+        s: &Vec<W>,
+        pos: &Vec<W>,
+        n: u64,
+        bits: u32,
+    ) -> Result<Vec<K>> {
+        assert!(
+            bits >= 1 && 3 * bits <= K::BITS,
+            "triple_keys: 3 x {bits} bits do not fit the key"
+        );
+        let c = |q: u64| if q < n { s[q as usize].to_u64() } else { 0 };
+        Ok((0..pos.len())
+            .into_par_iter()
+            .with_min_len(GRAIN)
+            .map(|i| {
+                if let Some(&a) = pos.get(i + AHEAD) {
+                    prefetch(s.as_ptr().wrapping_add(a.to_u64() as usize));
+                }
+                let p = pos[i].to_u64();
+                K::from_u64((c(p) << (2 * bits)) | (c(p + 1) << bits) | c(p + 2))
+            })
+            .collect())
+    }
+
     fn slots<W: Word>(&self, pos: &Vec<W>, layout: RankLayout) -> Result<Vec<W>> {
         Ok(pos
             .par_iter()
