@@ -90,18 +90,39 @@ extern "C" __global__ void map_exact(const u64* occ, const u64* sup, const u64* 
 // chains of Occ-line loads, so each thread has two requests in flight.
 // The intervals are map_exact's. both = 0: the forward strand only (the
 // seeds of -v K, whose reverse strands are patterns of their own); the
-// reverse interval is then (0, 0).
+// reverse interval is then (0, 0). kk > 0: a read of at least kk bases
+// starts both searches from the table of every kk-mer's interval (kmer:
+// [lo, hi) pairs indexed by the kk-mer, first base most significant;
+// src/kmer.rs), skipping the first kk steps, the widest ones.
 #define AMBIGUOUS (1u << 31)
 extern "C" __global__ void map_exact_packed(const u64* occ, const u64* sup, const u64* c5,
                                             u64 primary, u64 n, const u64* words,
                                             const u64* starts, const u32* lens, u64 reads,
-                                            u32 both, u64* out) {
+                                            u32 both, const u64* kmer, u32 kk, u64* out) {
     GRID_STRIDE(q, reads) {
         const u64* w = words + starts[q];
         u32 m = lens[q] & ~AMBIGUOUS;
         bool ok = m > 0 && (lens[q] & AMBIGUOUS) == 0;
         u64 flo = 0, fhi = ok ? n + 1 : 0, rlo = 0, rhi = both ? fhi : 0;
-        for (u32 k = 0; k < m && (flo < fhi || rlo < rhi); k++) {
+        u32 k = 0;
+        if (ok && kk > 0 && m >= kk) {
+            // The last kk bases of each strand, left to right: the forward
+            // read's end; the reverse complement's end = its start, complemented.
+            u64 cf = 0, cr = 0;
+            for (u32 d = 0; d < kk; d++) {
+                u32 j = m - kk + d, i = kk - 1 - d;
+                cf = cf << 2 | ((w[j / 32] >> (2 * (j % 32))) & 3);
+                cr = cr << 2 | (3 - ((w[i / 32] >> (2 * (i % 32))) & 3));
+            }
+            flo = kmer[2 * cf];
+            fhi = kmer[2 * cf + 1];
+            if (both) {
+                rlo = kmer[2 * cr];
+                rhi = kmer[2 * cr + 1];
+            }
+            k = kk;
+        }
+        for (; k < m && (flo < fhi || rlo < rhi); k++) {
             // Backward: the forward read from its end; the reverse
             // complement from its end = complement of the read's start.
             u32 j = m - 1 - k;

@@ -56,6 +56,11 @@ impl KmerTable {
         self.k
     }
 
+    /// Every k-mer's interval, indexed by the k-mer (empty when k is 0).
+    pub fn intervals(&self) -> &[Interval] {
+        &self.intervals
+    }
+
     /// The interval of the k-mer `code`.
     #[inline(always)]
     pub fn get(&self, code: usize) -> Interval {

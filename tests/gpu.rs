@@ -710,6 +710,11 @@ mod device {
             let bad = got.iter().zip(&want).filter(|(g, w)| g != w).count();
             assert_eq!(bad, 0, "{bad} of {} reads differ", seqs.len());
         }
+        // Starting from a k-mer table on the device: the same intervals.
+        let dev = dev.with_kmer(&KmerTable::new(&fm, 10)).unwrap();
+        let got = dev.exact_batch(&seqs).unwrap();
+        let bad = got.iter().zip(&want).filter(|(g, w)| g != w).count();
+        assert_eq!(bad, 0, "--kmer 10: {bad} of {} reads differ", seqs.len());
     }
 
     /// The binary: `map --device gpu` writes the SAM of `--device cpu`
@@ -801,6 +806,10 @@ mod device {
                 "{args:?}: pairs' SAM differs from the CPU's"
             );
         }
+        let gpu = run(&[
+            "map", "-q", "--device", "gpu", "--kmer", "8", "ref.fa", "r.fq", "r2.fq",
+        ]);
+        assert!(gpu == cpu, "--kmer 8 on the device: SAM differs");
         // -v K on the device (seeds, locate, verification), single and pairs.
         for k in ["1", "3"] {
             for files in [&["r.fq"][..], &["r.fq", "r2.fq"][..]] {

@@ -1724,16 +1724,32 @@ static void test_map(const std::vector<u8>& t, u32 shift, const char* what) {
     pwords.push_back(0);  // never empty
     Buf<u64> dwords = upload(pwords), dstarts = upload(starts);
     Buf<u32> dplens = upload(plens);
-    for (u32 both : {1u, 0u}) {
-        Buf<u64> pout = alloc<u64>(4 * reads.size());
-        run(grid(reads.size()), MAP_EXACT_PACKED, (const u64*)docc.p(), (const u64*)dsup.p(),
-            (const u64*)dc5.p(), primary, n, (const u64*)dwords.p(), (const u64*)dstarts.p(),
-            (const u32*)dplens.p(), (u64)reads.size(), both, pout.p());
-        std::vector<u64> w2 = want;
-        if (!both)
-            for (size_t q = 0; q < reads.size(); q++) w2[4 * q + 2] = w2[4 * q + 3] = 0;
-        SAME(pout.host(), w2, "map_exact_packed n=%llu %s both=%u: [fwd lo, hi, rev lo, hi] per read", n,
-             what, both);
+    // The k-mer tables (kk = 1..3) by the same naive search: a kk-mer's
+    // interval, its empty ones as the CPU's table holds them.
+    std::vector<std::vector<u64>> tables(4);
+    for (u32 kk = 1; kk <= 3; kk++) {
+        tables[kk].resize(2ull << (2 * kk));
+        for (u64 code = 0; code < (1ull << (2 * kk)); code++) {
+            std::vector<u8> p(kk);
+            for (u32 d = 0; d < kk; d++) p[d] = (u8)(code >> (2 * (kk - 1 - d)) & 3);
+            interval(p, tables[kk][2 * code], tables[kk][2 * code + 1]);
+        }
+    }
+    tables[0] = {0, 0};
+    for (u32 kk = 0; kk <= 3; kk++) {
+        Buf<u64> dkmer = upload(tables[kk]);
+        for (u32 both : {1u, 0u}) {
+            Buf<u64> pout = alloc<u64>(4 * reads.size());
+            run(grid(reads.size()), MAP_EXACT_PACKED, (const u64*)docc.p(), (const u64*)dsup.p(),
+                (const u64*)dc5.p(), primary, n, (const u64*)dwords.p(), (const u64*)dstarts.p(),
+                (const u32*)dplens.p(), (u64)reads.size(), both, (const u64*)dkmer.p(), kk, pout.p());
+            std::vector<u64> w2 = want;
+            if (!both)
+                for (size_t q = 0; q < reads.size(); q++) w2[4 * q + 2] = w2[4 * q + 3] = 0;
+            SAME(pout.host(), w2,
+                 "map_exact_packed n=%llu %s both=%u kmer=%u: [fwd lo, hi, rev lo, hi] per read", n, what,
+                 both, kk);
+        }
     }
 
     // map_verify: every read against the text at random starts (and at its

@@ -271,12 +271,15 @@ impl Slot {
             .arg(&self.dlens)
             .arg(&count)
             .arg(&both)
+            .arg(&ix.kmer)
+            .arg(&ix.kk)
             .arg(&mut self.dout);
         self.start.record(st).map_err(|e| err("event", e))?;
         // SAFETY: the arguments match map_exact_packed's parameters in
         // gpu/map.cu; dstarts and dlens hold `count` entries (reserve), every
         // start plus its read's words lies within the `nw` words copied to
-        // dwords (pack_reads), and dout holds 4 * count.
+        // dwords (pack_reads), dout holds 4 * count, and kmer holds the
+        // 2 x 4^kk values of a kk-mer table (with_kmer; one pair for kk 0).
         unsafe { b.launch(grid(nr)) }.map_err(|e| err("map_exact_packed", e))?;
         self.stop.record(st).map_err(|e| err("event", e))?;
         st.memcpy_dtoh(
@@ -350,6 +353,10 @@ pub struct DeviceIndex {
     n: u64,
     /// PAC, for `-v K`'s verification ([`DeviceIndex::with_pac`]).
     pac: Option<CudaSlice<u8>>,
+    /// The k-mer table as [lo, hi) pairs and its k (0: none; one dummy
+    /// pair), [`DeviceIndex::with_kmer`].
+    kmer: CudaSlice<u64>,
+    kk: u32,
 }
 
 fn err(what: &str, e: impl std::fmt::Display) -> Error {
@@ -376,6 +383,7 @@ impl DeviceIndex {
             ),
             Ssa::U64(s) => (None, Some(copy(s, "copy SSA to the device")?)),
         };
+        let kmer = copy(&[0, 0], "copy the k-mer table")?;
         Ok(DeviceIndex {
             gpu,
             slots: Mutex::new(Vec::new()),
@@ -389,6 +397,8 @@ impl DeviceIndex {
             primary: fm.primary,
             n: fm.n,
             pac: None,
+            kmer,
+            kk: 0,
         })
     }
 
@@ -484,6 +494,34 @@ impl DeviceIndex {
             }
         }
         result.map(|()| out)
+    }
+
+    /// Also copies `table` (every k-mer's interval, 16 x 4^k bytes) to the
+    /// device: the batched search then starts each read of at least k bases
+    /// from it (`map --kmer K`). A table of k 0 changes nothing.
+    pub fn with_kmer(mut self, table: &crate::kmer::KmerTable) -> Result<Self> {
+        if table.k() == 0 {
+            return Ok(self);
+        }
+        if table.intervals().len() as u64 != 1u64 << (2 * table.k()) {
+            return Err(Error::Gpu(format!(
+                "a k-mer table of {} entries for k = {}",
+                table.intervals().len(),
+                table.k()
+            )));
+        }
+        let flat: Vec<u64> = table
+            .intervals()
+            .iter()
+            .flat_map(|iv| [iv.lo, iv.hi])
+            .collect();
+        self.kmer = self
+            .gpu
+            .stream
+            .clone_htod(&flat)
+            .map_err(|e| err("copy the k-mer table", e))?;
+        self.kk = table.k();
+        Ok(self)
     }
 
     /// Also copies the text (PAC, n/4 bytes) to the device, for `-v K`'s

@@ -477,7 +477,7 @@ pub fn map_reads_with<W: Write + Send>(
     let (header, bam) = output_header(text, cfg.format).map_err(|e| Error::io(out_name, e))?;
     let table = pool.install(|| KmerTable::new(&index.fm(), cfg.kmer));
     let mut notices = Vec::new();
-    let dev = open_device(index, cfg, &mut notices);
+    let dev = open_device(index, &table, cfg, &mut notices);
     let io_err = |e| Error::io(out_name, e);
     let (batch_tx, batch_rx) = bounded::<Result<(Batch, Option<Batch>)>>(1);
     // Pairs: the window from the options, or estimated from the first batch
@@ -674,7 +674,12 @@ pub fn map_reads_with<W: Write + Send>(
 /// `notices`: no GPU, `-v K` (mismatch search runs on the CPU), or a failure
 /// to copy the index over.
 #[cfg(feature = "gpu")]
-fn open_device(index: &Index, cfg: &MapConfig, notices: &mut Vec<String>) -> Option<Dev> {
+fn open_device(
+    index: &Index,
+    table: &KmerTable,
+    cfg: &MapConfig,
+    notices: &mut Vec<String>,
+) -> Option<Dev> {
     if cfg.device == Device::Cpu {
         return None;
     }
@@ -696,13 +701,15 @@ fn open_device(index: &Index, cfg: &MapConfig, notices: &mut Vec<String>) -> Opt
         notices.push(format!("no GPU: {why}; mapping on the CPU"));
         return None;
     }
-    let dev = Dev::upload(index).and_then(|d| {
-        if cfg.mismatches > 0 {
-            d.with_pac(index)
-        } else {
-            Ok(d)
-        }
-    });
+    let dev = Dev::upload(index)
+        .and_then(|d| d.with_kmer(table))
+        .and_then(|d| {
+            if cfg.mismatches > 0 {
+                d.with_pac(index)
+            } else {
+                Ok(d)
+            }
+        });
     match dev {
         Ok(d) => Some(d),
         Err(e) => {
@@ -714,7 +721,12 @@ fn open_device(index: &Index, cfg: &MapConfig, notices: &mut Vec<String>) -> Opt
 
 /// Without the `gpu` feature: the CPU, with a notice if the GPU was asked for.
 #[cfg(not(feature = "gpu"))]
-fn open_device(_: &Index, cfg: &MapConfig, notices: &mut Vec<String>) -> Option<Dev> {
+fn open_device(
+    _: &Index,
+    _: &KmerTable,
+    cfg: &MapConfig,
+    notices: &mut Vec<String>,
+) -> Option<Dev> {
     if cfg.device == Device::Gpu {
         notices.push("built without the gpu feature; mapping on the CPU".into());
     }
