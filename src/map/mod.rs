@@ -479,7 +479,7 @@ pub fn map_reads_with<W: Write + Send>(
     let mut notices = Vec::new();
     let dev = open_device(index, &table, cfg, &mut notices);
     let io_err = |e| Error::io(out_name, e);
-    let (batch_tx, batch_rx) = bounded::<Result<(Batch, Option<Batch>)>>(1);
+    let (batch_tx, batch_rx) = bounded::<Result<Staged>>(1);
     // Pairs: the window from the options, or estimated from the first batch
     // (which then holds at least ESTIMATE_PAIRS pairs, whatever -K is).
     let pairing = source.pairing().cloned();
@@ -498,9 +498,6 @@ pub fn map_reads_with<W: Write + Send>(
             CPU_BATCH_BASES
         })
         .max(1);
-    // Between reader and formatter: the device searches batch k + 1 while
-    // the CPU formats batch k (without a device, batches pass through).
-    let (staged_tx, staged_rx) = bounded::<Result<Staged>>(1);
     std::thread::scope(|s| {
         let reader = s.spawn(move || {
             let mut source = source;
@@ -515,7 +512,7 @@ pub fn map_reads_with<W: Write + Send>(
                 let stop = !matches!(next, Ok(Some(_)));
                 match next {
                     Ok(Some(b)) => {
-                        if batch_tx.send(Ok(b)).is_err() {
+                        if batch_tx.send(Ok((b, None, None))).is_err() {
                             break;
                         }
                     }
@@ -531,33 +528,42 @@ pub fn map_reads_with<W: Write + Send>(
         });
         let pool = &pool;
         let dev = dev.as_ref();
-        let searcher = s.spawn(move || {
-            for batch in batch_rx {
-                let staged = batch.map(|b| {
-                    let Some(d) = dev else {
-                        return (b, None, None);
-                    };
-                    let found = {
-                        let mut seqs: Vec<&[u8]> = (0..b.0.len()).map(|i| b.0.get(i).seq).collect();
-                        if let Some(m) = &b.1 {
-                            seqs.extend((0..m.len()).map(|i| m.get(i).seq));
+        // The device's search and locate of one batch (and its mates).
+        let search_on = move |d: &Dev, b: (Batch, Option<Batch>)| -> Staged {
+            let found = {
+                let mut seqs: Vec<&[u8]> = (0..b.0.len()).map(|i| b.0.get(i).seq).collect();
+                if let Some(m) = &b.1 {
+                    seqs.extend((0..m.len()).map(|i| m.get(i).seq));
+                }
+                let bi = BiIndex {
+                    fwd: index.fm(),
+                    rev: index.rev_fm(),
+                };
+                pool.install(|| BatchHits::search(d, &bi, &seqs, cfg))
+            };
+            match found {
+                Ok(h) => (b, Some(h), None),
+                Err(e) => (b, None, Some(e.to_string())),
+            }
+        };
+        // With a device, a stage between reader and formatter: the device
+        // searches batch k + 1 while the CPU formats batch k. Without one,
+        // the formatter takes the reader's batches (no more in flight).
+        let (staged_rx, searcher) = match dev {
+            None => (batch_rx, None),
+            Some(d) => {
+                let (staged_tx, staged_rx) = bounded::<Result<Staged>>(1);
+                let searcher = s.spawn(move || {
+                    for batch in batch_rx {
+                        let staged = batch.map(|(b, _, _)| search_on(d, b));
+                        if staged_tx.send(staged).is_err() {
+                            break;
                         }
-                        let bi = BiIndex {
-                            fwd: index.fm(),
-                            rev: index.rev_fm(),
-                        };
-                        pool.install(|| BatchHits::search(d, &bi, &seqs, cfg))
-                    };
-                    match found {
-                        Ok(h) => (b, Some(h), None),
-                        Err(e) => (b, None, Some(e.to_string())),
                     }
                 });
-                if staged_tx.send(staged).is_err() {
-                    break;
-                }
+                (staged_rx, Some(searcher))
             }
-        });
+        };
         let format = cfg.format;
         let writer = s.spawn(move || -> std::io::Result<()> {
             let mut out = out;
@@ -660,7 +666,9 @@ pub fn map_reads_with<W: Write + Send>(
             stats.gpu_kernel_bases = bases;
         }
         let written = writer.join().expect("writer thread panicked");
-        searcher.join().expect("search thread panicked");
+        if let Some(searcher) = searcher {
+            searcher.join().expect("search thread panicked");
+        }
         reader.join().expect("reader thread panicked");
         match (failure, written) {
             (Some(e), _) => Err(e),
