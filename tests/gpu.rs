@@ -780,16 +780,8 @@ mod device {
         let mut fq2 = Vec::new();
         for q in 0..5000 {
             let at = r.below(190_000) as usize;
-            let read: Vec<u8> = text[at..at + 100]
-                .iter()
-                .rev()
-                .map(|&b| match b {
-                    b'A' => b'T',
-                    b'C' => b'G',
-                    b'G' => b'C',
-                    _ => b'A',
-                })
-                .collect();
+            let read: Vec<u8> =
+                fmalign::dna::reverse_complement_ascii(&text[at..at + 100]).collect();
             fq2.extend_from_slice(format!("@r{q}\n").as_bytes());
             fq2.extend_from_slice(&read);
             fq2.extend_from_slice(b"\n+\n");

@@ -128,15 +128,7 @@ pub fn find_many(
         let (ivs, _) = search_intervals(&bi.fwd, table, reads);
         return ivs.into_iter().map(Strands::exact).collect();
     }
-    // Both strands of every read: the read's codes and their reverse complement.
-    let codes: Vec<Vec<u8>> = reads
-        .iter()
-        .flat_map(|seq| {
-            let fwd = dna::codes(seq);
-            let rev = dna::reverse_complement(&fwd);
-            [fwd, rev]
-        })
-        .collect();
+    let codes = strand_codes(reads);
     let patterns: Vec<&[u8]> = codes.iter().map(|c| c.as_slice()).collect();
     let found: Vec<search::Verified> = match mode {
         // All patterns searched together (interleaved).
@@ -156,18 +148,44 @@ pub fn find_many(
             })
             .collect(),
     };
-    let mut found = found.into_iter();
+    into_strands(found)
+}
+
+/// Both strands of every read as codes, the patterns of `-v K`: the read's
+/// codes, then their reverse complement.
+pub(super) fn strand_codes(reads: &[&[u8]]) -> Vec<Vec<u8>> {
     reads
         .iter()
-        .map(|_| {
-            let (fr, fp) = found.next().expect("forward strand");
-            let (rr, rp) = found.next().expect("reverse strand");
-            Strands {
-                rows: [fr, rr],
-                pos: [fp, rp],
-            }
+        .flat_map(|seq| {
+            let fwd = dna::codes(seq);
+            let rev = dna::reverse_complement(&fwd);
+            [fwd, rev]
         })
         .collect()
+}
+
+/// The per-pattern results of [`strand_codes`]' patterns, two a read,
+/// back into each read's [`Strands`].
+pub(super) fn into_strands(found: Vec<search::Verified>) -> Vec<Strands> {
+    let mut found = found.into_iter();
+    std::iter::from_fn(|| {
+        let (fr, fp) = found.next()?;
+        let (rr, rp) = found.next().expect("reverse strand");
+        Some(Strands {
+            rows: [fr, rr],
+            pos: [fp, rp],
+        })
+    })
+    .collect()
+}
+
+/// Appends the rows of `st` in the order [`locate_all_on`] reads their
+/// positions back (forward strand's intervals first): the device locates
+/// in this order too.
+pub(super) fn push_rows(st: &Strands, rows: &mut Vec<u64>) {
+    for f in st.rows.iter().flatten() {
+        rows.extend(f.rows.lo..f.rows.hi);
+    }
 }
 
 /// Exact hits of many reads: interleaved backward search, then interleaved
@@ -231,9 +249,7 @@ pub(super) fn locate_all_on(
     let mut rows = Vec::new();
     for (k, st) in found.iter().enumerate() {
         if wanted(k) {
-            for f in st.rows.iter().flatten() {
-                rows.extend(f.rows.lo..f.rows.hi);
-            }
+            push_rows(st, &mut rows);
         }
     }
     let pos = match located {

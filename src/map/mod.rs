@@ -155,38 +155,22 @@ impl BatchHits {
                 .map(Strands::exact)
                 .collect()
         } else {
-            let codes: Vec<Vec<u8>> = reads
-                .iter()
-                .flat_map(|seq| {
-                    let fwd = crate::dna::codes(seq);
-                    let rev = crate::dna::reverse_complement(&fwd);
-                    [fwd, rev]
-                })
-                .collect();
+            let codes = strand_codes(reads);
             let patterns: Vec<&[u8]> = codes.iter().map(|c| c.as_slice()).collect();
-            let v =
-                crate::search::search_verify_with(dev, bi, &patterns, cfg.mismatches, VERIFY_MAX)?;
-            let mut v = v.into_iter();
-            reads
-                .iter()
-                .map(|_| {
-                    let (fr, fp) = v.next().expect("forward strand");
-                    let (rr, rp) = v.next().expect("reverse strand");
-                    Strands {
-                        rows: [fr, rr],
-                        pos: [fp, rp],
-                    }
-                })
-                .collect()
+            into_strands(crate::search::search_verify_with(
+                dev,
+                bi,
+                &patterns,
+                cfg.mismatches,
+                VERIFY_MAX,
+            )?)
         };
         let mut rows = Vec::new();
         let mut at = Vec::with_capacity(reads.len() + 1);
         at.push(0);
         for st in &found {
             if rows_of(st) <= cap {
-                for f in st.rows.iter().flatten() {
-                    rows.extend(f.rows.lo..f.rows.hi);
-                }
+                push_rows(st, &mut rows);
             }
             at.push(rows.len());
         }
