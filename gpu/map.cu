@@ -200,3 +200,188 @@ extern "C" __global__ void map_verify(const u8* pac, const u8* codes, const u64*
 
 LOCATE(u32)
 LOCATE(u64)
+
+// ------------------------------------------------ -v K: the search schemes
+// The bidirectional index (src/search.rs BiIndex): the text's tables (occ,
+// sup, c5, primary) and the reversed text's (rocc, rsup, rc5, rprimary),
+// the same layout. A pattern's rows are [flo, fhi) in the text's index and
+// [rlo, rlo + fhi - flo) in the reversed one's.
+
+// One bidirectional step (src/search.rs step) in the index (occ, sup, c5,
+// primary) from rows [lo, hi), with olo the start of the other index's
+// interval: base c's rows [*nlo, *nhi) and the other index's new start *nolo
+// (olo, plus one if the `$` row is among the rows, plus the rows of the
+// bases below c).
+__device__ __forceinline__ void bi_extend(const u64* occ, const u64* sup, const u64* c5, u64 primary,
+                                          u64 lo, u64 hi, u64 olo, u32 c, u64* nlo, u64* nhi, u64* nolo) {
+    u64 start = olo + (lo <= primary && primary < hi ? 1 : 0);
+    for (u32 d = 0; d < c; d++)
+        start += fm_rank(occ, sup, primary, d, hi) - fm_rank(occ, sup, primary, d, lo);
+    *nlo = c5[c] + fm_rank(occ, sup, primary, c, lo);
+    *nhi = c5[c] + fm_rank(occ, sup, primary, c, hi);
+    *nolo = start;
+}
+
+// Part p of k + 1 of a pattern of m bases (src/search.rs part): [*s, *e).
+__device__ __forceinline__ void scheme_part(u32 m, u32 k, u32 p, u32* s, u32* e) {
+    u32 parts = k + 1, q = m / parts, r = m % parts;
+    *s = p * q + (p < r ? p : r);
+    *e = *s + q + (p < r ? 1 : 0);
+}
+
+// Step `step` of search i (src/search.rs scheme): part i right to left,
+// then the parts right of i left to right, then those left of i right to
+// left. Gives the read position, whether it extends left (the text's
+// index), and the part's first and last steps and minimum mismatches (1
+// for the parts left of i).
+__device__ __forceinline__ void scheme_step(u32 m, u32 k, u32 i, u32 step, u32* pos, bool* left,
+                                            u32* first, u32* last, u32* min_mm) {
+    u32 at = 0;
+    for (u32 o = 0; o <= k; o++) {
+        u32 p = o <= k - i ? i + o : k - o;
+        u32 s, e;
+        scheme_part(m, k, p, &s, &e);
+        if (step < at + (e - s)) {
+            u32 d = step - at;
+            *left = p <= i;
+            *pos = p <= i ? e - 1 - d : s + d;
+            *first = at;
+            *last = at + (e - s) - 1;
+            *min_mm = p < i ? 1 : 0;
+            return;
+        }
+        at += e - s;
+    }
+}
+
+// -v K's search schemes of repeated seeds (src/search.rs search_verify_with,
+// the device's SeedEngine::schemes): one thread per job j, search
+// part[j] of the scheme for k <= 3 mismatches of pattern pat[j] (codes,
+// one byte a base, 4 for N, at codes + offsets[q], lens[q] > k bases). The
+// same depth-first search as Search::run: every base at every position
+// after the exact part, at most k substitutions in all and at least one in
+// each part left of the exact one. Without a stack of every position: a
+// substitution raises the level (the mismatches so far) by one, and a level
+// keeps one frame (its step, interval and next base to try) while the
+// level above it runs, so k frames suffice; along a level the read's own
+// base is taken after its substitutions were tried, in place. Each
+// alignment found goes to out_lo/out_hi (rows in the text's index) and
+// out_mm at j * cap + its number; out_count[j] counts them all, so a count
+// over cap tells the host to run that job again on the CPU.
+#define SCHEME_MAX_K 3
+extern "C" __global__ void map_scheme(const u64* occ, const u64* sup, const u64* c5, u64 primary,
+                                      const u64* rocc, const u64* rsup, const u64* rc5, u64 rprimary,
+                                      u64 n, const u8* codes, const u64* offsets, const u32* lens,
+                                      const u32* pat, const u8* part, u64 jobs, u32 k, u32 cap,
+                                      u64* out_lo, u64* out_hi, u8* out_mm, u32* out_count) {
+    GRID_STRIDE(j, jobs) {
+        const u8* p = codes + offsets[pat[j]];
+        u32 m = lens[pat[j]], i = part[j], count = 0;
+        if (k > SCHEME_MAX_K) k = SCHEME_MAX_K;
+        u64 flo = 0, fhi = n + 1, rlo = 0;
+        u32 s0, e0;
+        scheme_part(m, k, i, &s0, &e0);
+        bool alive = m > k;
+        // Part i exactly, right to left.
+        for (u32 d = 0; alive && d < e0 - s0; d++) {
+            u32 c = p[e0 - 1 - d];
+            if (c >= 4) {
+                alive = false;
+                break;
+            }
+            bi_extend(occ, sup, c5, primary, flo, fhi, rlo, c, &flo, &fhi, &rlo);
+            alive = flo < fhi;
+        }
+        // Frames of the levels below the running one.
+        u32 fs[SCHEME_MAX_K], fpart[SCHEME_MAX_K], fc[SCHEME_MAX_K];
+        u64 fflo[SCHEME_MAX_K], ffhi[SCHEME_MAX_K], frlo[SCHEME_MAX_K];
+        u32 level = 0, step = e0 - s0, mm_part = 0, c_from = 0;
+        while (alive) {
+            bool up = false;
+            if (step == m) {
+                if (count < cap) {
+                    out_lo[j * cap + count] = flo;
+                    out_hi[j * cap + count] = fhi;
+                    out_mm[j * cap + count] = (u8)level;
+                }
+                count++;
+                up = true;
+            } else {
+                u32 pos, first, last, min_mm;
+                bool left;
+                scheme_step(m, k, i, step, &pos, &left, &first, &last, &min_mm);
+                u32 in_part = step == first ? 0 : mm_part;
+                u32 want = p[pos];
+                bool down = false;
+                // Substitutions first, from base c_from.
+                for (u32 c = c_from; level < k && c < 4 && !down; c++) {
+                    if (c == want) continue;
+                    u64 nlo, nhi, nr;
+                    if (left) {
+                        bi_extend(occ, sup, c5, primary, flo, fhi, rlo, c, &nlo, &nhi, &nr);
+                    } else {
+                        u64 a, b;
+                        bi_extend(rocc, rsup, rc5, rprimary, rlo, rlo + (fhi - flo), flo, c, &a, &b, &nr);
+                        nlo = nr;
+                        nhi = nr + (b - a);
+                        nr = a;
+                    }
+                    if (nlo >= nhi) continue;
+                    fs[level] = step;
+                    fflo[level] = flo;
+                    ffhi[level] = fhi;
+                    frlo[level] = rlo;
+                    fpart[level] = mm_part;
+                    fc[level] = c + 1;
+                    level++;
+                    step++;
+                    flo = nlo;
+                    fhi = nhi;
+                    rlo = nr;
+                    mm_part = in_part + 1;
+                    c_from = 0;
+                    down = true;
+                }
+                if (!down) {
+                    // Then the read's own base, in place.
+                    bool ok = want < 4 && !(step == last && in_part < min_mm);
+                    if (ok) {
+                        u64 nlo, nhi, nr;
+                        if (left) {
+                            bi_extend(occ, sup, c5, primary, flo, fhi, rlo, want, &nlo, &nhi, &nr);
+                        } else {
+                            u64 a, b;
+                            bi_extend(rocc, rsup, rc5, rprimary, rlo, rlo + (fhi - flo), flo, want, &a, &b,
+                                      &nr);
+                            nlo = nr;
+                            nhi = nr + (b - a);
+                            nr = a;
+                        }
+                        ok = nlo < nhi;
+                        flo = nlo;
+                        fhi = nhi;
+                        rlo = nr;
+                    }
+                    if (ok) {
+                        step++;
+                        mm_part = in_part;
+                        c_from = 0;
+                    } else {
+                        up = true;
+                    }
+                }
+            }
+            if (up) {
+                if (level == 0) break;
+                level--;
+                step = fs[level];
+                flo = fflo[level];
+                fhi = ffhi[level];
+                rlo = frlo[level];
+                mm_part = fpart[level];
+                c_from = fc[level];
+            }
+        }
+        out_count[j] = count;
+    }
+}

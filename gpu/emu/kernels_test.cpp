@@ -319,6 +319,7 @@ static const auto SEGSCAN_CARRIES = kern(k_scan::segscan_carries, "segscan_carri
 static const auto MAP_EXACT = kern(k_map::map_exact, "map_exact");
 static const auto MAP_EXACT_PACKED = kern(k_map::map_exact_packed, "map_exact_packed");
 static const auto MAP_VERIFY = kern(k_map::map_verify, "map_verify");
+static const auto MAP_SCHEME = kern(k_map::map_scheme, "map_scheme");
 static const auto MAP_LOCATE_U32 = kern(k_map::map_locate_u32, "map_locate_u32");
 static const auto MAP_LOCATE_U64 = kern(k_map::map_locate_u64, "map_locate_u64");
 
@@ -1601,17 +1602,17 @@ static void group_fm() {
     test_fm<u64>(std::vector<u8>(400, 0), 5, "all A");
 }
 
-// gpu/map.cu: the index as the .fmi file holds it (Occ lines with counts
-// before the line, one superblock), exact search of reads on both strands
-// against a scan of the suffix array, and locate of every row.
-template <class W>
-static void test_map(const std::vector<u8>& t, u32 shift, const char* what) {
+// The FM-index of t as the .fmi file holds it (Occ lines with counts before
+// the line, one superblock), from a sorted list of its suffixes: SA' (row 0
+// the empty suffix), the `$` row, the Occ words, OCC_SUPER and C.
+static void fmi_tables(const std::vector<u8>& t, std::vector<u64>& rows, u64& primary, std::vector<u64>& words,
+                       std::vector<u64>& sup, std::vector<u64>& c5) {
     u64 n = t.size();
     std::vector<u64> sa = suffix_array(t);
-    std::vector<u64> rows(n + 1);  // SA': row 0 is the empty suffix
+    rows.assign(n + 1, 0);  // SA': row 0 is the empty suffix
     rows[0] = n;
     for (u64 i = 0; i < n; i++) rows[i + 1] = sa[i];
-    u64 primary = 0;
+    primary = 0;
     for (u64 i = 0; i <= n; i++)
         if (rows[i] == 0 && n > 0) primary = i;
     u64 lines = n / LINE_BASES + 1;
@@ -1629,11 +1630,124 @@ static void test_map(const std::vector<u8>& t, u32 shift, const char* what) {
         }
         occ[l] = line;
     }
-    std::vector<u64> words(8 * lines);
+    words.assign(8 * lines, 0);
     std::memcpy(words.data(), occ.data(), words.size() * 8);
-    std::vector<u64> sup(4, 0), c5(5);
+    sup.assign(4, 0);
+    c5.assign(5, 0);
     c5[0] = 1;
     for (int c = 0; c < 4; c++) c5[c + 1] = c5[c] + total[c];
+}
+
+// map_scheme against a scan of every text window: per job (pattern q, search
+// i of k), the windows within k substitutions (an N is one) whose part i
+// matches and whose parts left of i each hold a substitution (what search i
+// finds, src/search.rs), as (text start, mismatches); the kernel's
+// intervals, their rows located through SA', must give exactly these, once
+// each; the count of intervals is the number of distinct windows, also
+// when it is over cap (only cap of them written).
+static void test_scheme(const std::vector<u8>& t, const std::vector<u64>& rows, const Buf<u64>& docc,
+                        const Buf<u64>& dsup, const Buf<u64>& dc5, u64 primary, const std::vector<std::vector<u8>>& reads,
+                        const char* what) {
+    u64 n = t.size();
+    std::vector<u8> rt(t.rbegin(), t.rend());
+    std::vector<u64> rrows, rwords, rsup, rc5;
+    u64 rprimary;
+    fmi_tables(rt, rrows, rprimary, rwords, rsup, rc5);
+    Buf<u64> drocc = upload(rwords), drsup = upload(rsup), drc5 = upload(rc5);
+    std::vector<u8> codes;
+    std::vector<u64> offsets;
+    std::vector<u32> lens;
+    for (auto& r : reads) {
+        offsets.push_back(codes.size());
+        lens.push_back((u32)r.size());
+        codes.insert(codes.end(), r.begin(), r.end());
+    }
+    codes.push_back(4);
+    Buf<u8> dcodes = upload(codes);
+    Buf<u64> doff = upload(offsets);
+    Buf<u32> dlens = upload(lens);
+    for (u32 k = 0; k <= 3; k++) {
+        std::vector<u32> jp;
+        std::vector<u8> ji;
+        for (u32 q = 0; q < (u32)reads.size(); q++)
+            for (u32 i = 0; i <= k && reads[q].size() > k; i++) {
+                jp.push_back(q);
+                ji.push_back((u8)i);
+            }
+        if (jp.empty()) continue;
+        // Expected per job: (start, mismatches) and the distinct windows.
+        std::vector<std::vector<std::pair<u64, u8>>> want(jp.size());
+        std::vector<u32> distinct(jp.size());
+        for (size_t j = 0; j < jp.size(); j++) {
+            const auto& r = reads[jp[j]];
+            u32 m = (u32)r.size(), i = ji[j], parts = k + 1;
+            std::set<std::vector<u8>> windows;
+            for (u64 st = 0; st + m <= n; st++) {
+                u32 mm = 0, pm[4] = {0, 0, 0, 0};
+                for (u32 p = 0; p < parts; p++) {
+                    u32 q0 = m / parts, rem = m % parts;
+                    u32 s0 = p * q0 + std::min(p, rem), e0 = s0 + q0 + (p < rem ? 1 : 0);
+                    for (u32 x = s0; x < e0; x++) pm[p] += r[x] != t[st + x];
+                    mm += pm[p];
+                }
+                bool ok = mm <= k && pm[i] == 0;
+                for (u32 p = 0; p < i; p++) ok = ok && pm[p] > 0;
+                if (ok) {
+                    want[j].push_back({st, (u8)mm});
+                    windows.insert(std::vector<u8>(t.begin() + st, t.begin() + st + m));
+                }
+            }
+            std::sort(want[j].begin(), want[j].end());
+            distinct[j] = (u32)windows.size();
+        }
+        for (u32 cap : {64u, 2u}) {
+            size_t jobs = jp.size();
+            Buf<u32> dpat = upload(jp);
+            Buf<u8> dpart = upload(ji);
+            Buf<u64> lo = alloc<u64>(jobs * cap), hi = alloc<u64>(jobs * cap);
+            Buf<u8> mmo = alloc<u8>(jobs * cap);
+            Buf<u32> cnt = alloc<u32>(jobs);
+            run(grid(jobs), MAP_SCHEME, (const u64*)docc.p(), (const u64*)dsup.p(), (const u64*)dc5.p(), primary,
+                (const u64*)drocc.p(), (const u64*)drsup.p(), (const u64*)drc5.p(), rprimary, n,
+                (const u8*)dcodes.p(), (const u64*)doff.p(), (const u32*)dlens.p(), (const u32*)dpat.p(),
+                (const u8*)dpart.p(), (u64)jobs, k, cap, lo.p(), hi.p(), mmo.p(), cnt.p());
+            std::vector<u64> hl = lo.host(), hh = hi.host();
+            std::vector<u8> hm = mmo.host();
+            std::vector<u32> hc = cnt.host();
+            SAME(hc, distinct, "map_scheme n=%llu %s k=%u cap=%u: intervals per job", n, what, k, cap);
+            for (size_t j = 0; j < jobs; j++) {
+                std::vector<std::pair<u64, u8>> got;
+                for (u32 x = 0; x < std::min(hc[j], cap); x++)
+                    for (u64 row = hl[j * cap + x]; row < hh[j * cap + x]; row++)
+                        got.push_back({rows[row], hm[j * cap + x]});
+                std::sort(got.begin(), got.end());
+                if (hc[j] <= cap) {
+                    std::vector<u64> g2, w2;
+                    for (auto& [a, b] : got) g2.push_back(a << 8 | b);
+                    for (auto& [a, b] : want[j]) w2.push_back(a << 8 | b);
+                    SAME(g2, w2, "map_scheme n=%llu %s k=%u job %zu (pattern %u, search %u): start << 8 | mismatches",
+                         n, what, k, j, jp[j], (u32)ji[j]);
+                } else {
+                    // Over cap: what was written is some of the alignments.
+                    bool sub = std::includes(want[j].begin(), want[j].end(), got.begin(), got.end());
+                    SAME_VAL(sub, true, "map_scheme n=%llu %s k=%u cap=%u job %zu: written intervals are alignments",
+                             n, what, k, cap, j);
+                }
+            }
+        }
+    }
+}
+
+// gpu/map.cu: the index as the .fmi file holds it (Occ lines with counts
+// before the line, one superblock), exact search of reads on both strands
+// against a scan of the suffix array, locate of every row, and -v K's
+// verification and search schemes.
+template <class W>
+static void test_map(const std::vector<u8>& t, u32 shift, const char* what) {
+    u64 n = t.size();
+    std::vector<u64> rows, words, sup, c5;
+    u64 primary;
+    fmi_tables(t, rows, primary, words, sup, c5);
     std::vector<W> ssa((n >> shift) + 1);
     for (u64 k = 0; k < ssa.size(); k++) ssa[k] = (W)rows[k << shift];
 
@@ -1787,6 +1901,21 @@ static void test_map(const std::vector<u8>& t, u32 shift, const char* what) {
                 vout.p());
             SAME(vout.host(), vwant, "map_verify n=%llu %s k=%u: mismatches per candidate", n, what, k);
         }
+    }
+
+    // The search schemes: the reads and copies of them with substitutions.
+    if (sizeof(W) == 4) {
+        std::vector<std::vector<u8>> sreads;
+        for (size_t q = 0; q < reads.size(); q += 2) {
+            sreads.push_back(reads[q]);
+            std::vector<u8> r = reads[q];
+            for (u32 e = 0; e < 1 + q % 4 && !r.empty(); e++) {
+                size_t x = below(r.size());
+                r[x] = q % 11 == 3 ? 4 : (u8)((r[x] + 1 + below(3)) % 4);
+            }
+            sreads.push_back(r);
+        }
+        test_scheme(t, rows, docc, dsup, dc5, primary, sreads, what);
     }
 
     std::vector<u64> all(n + 1);
