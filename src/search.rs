@@ -269,7 +269,7 @@ pub fn search(bi: &BiIndex<'_>, codes: &[u8], k: u8, out: &mut Vec<Found>) -> u6
 /// Search `i` of the scheme for `k` mismatches (`k < codes.len()`): part
 /// `i` exact, then right to the last part, then left to the first, with at
 /// least one mismatch in each part left of `i`. Returns the steps taken.
-fn scheme(bi: &BiIndex<'_>, codes: &[u8], k: u8, i: usize, out: &mut Vec<Found>) -> u64 {
+pub fn scheme(bi: &BiIndex<'_>, codes: &[u8], k: u8, i: usize, out: &mut Vec<Found>) -> u64 {
     let (m, kk) = (codes.len(), k as usize);
     let mut steps = Vec::with_capacity(m);
     let mut parts = vec![PartSteps::default(); kk + 1];
@@ -403,6 +403,16 @@ pub trait SeedEngine {
     /// mismatches of `patterns[pattern]` against the text there, or `None`
     /// past `k` (as [`hamming`]).
     fn verify(&self, patterns: &[&[u8]], cands: &[(u32, u64)], k: u8) -> Result<Vec<Option<u8>>>;
+    /// Per job `(pattern, i)`, with `k < patterns[pattern].len()`: what
+    /// search `i` of the scheme for `k` mismatches finds ([`scheme`] on
+    /// `bi`), in any order.
+    fn schemes(
+        &self,
+        bi: &BiIndex<'_>,
+        patterns: &[&[u8]],
+        jobs: &[(u32, u8)],
+        k: u8,
+    ) -> Result<Vec<Vec<Found>>>;
 }
 
 /// The CPU's index as a [`SeedEngine`]: [`exact_many`], `locate_many`,
@@ -431,12 +441,28 @@ impl SeedEngine for OnCpu<'_> {
             .map(|&(q, start)| hamming(self.pac, start, patterns[q as usize], k))
             .collect())
     }
+    fn schemes(
+        &self,
+        bi: &BiIndex<'_>,
+        patterns: &[&[u8]],
+        jobs: &[(u32, u8)],
+        k: u8,
+    ) -> Result<Vec<Vec<Found>>> {
+        Ok(jobs
+            .iter()
+            .map(|&(q, i)| {
+                let mut v = Vec::new();
+                scheme(bi, patterns[q as usize], k, usize::from(i), &mut v);
+                v
+            })
+            .collect())
+    }
 }
 
-/// [`search_verify_many`] with its exact searches, locates and
-/// verifications done by `engine`, each in one pass over all patterns; the
-/// search schemes of repeated seeds (and backtracking for reads shorter
-/// than `k + 1`) run here on `bi`. The same output as
+/// [`search_verify_many`] with its exact searches, locates,
+/// verifications and the search schemes of repeated seeds done by
+/// `engine`, each in one pass over all patterns; backtracking for reads
+/// shorter than `k + 1` runs here on `bi`. The same output as
 /// [`search_verify_many`] for any engine that answers as the CPU does.
 pub fn search_verify_with(
     engine: &impl SeedEngine,
@@ -469,16 +495,20 @@ pub fn search_verify_with(
     let ivs = engine.exact(&slices)?;
     let mut rows = Vec::new();
     let mut owner = Vec::new();
+    let mut jobs = Vec::new();
     for (x, (&(q, i), iv)) in seeds.iter().zip(&ivs).enumerate() {
         if iv.is_empty() {
             continue;
         }
         if iv.len() > verify_max {
-            scheme(bi, patterns[q], k, i, &mut out[q].0);
+            jobs.push((q as u32, i as u8));
         } else {
             rows.extend(iv.lo..iv.hi);
             owner.extend(std::iter::repeat_n(x, iv.len() as usize));
         }
+    }
+    for (&(q, _), found) in jobs.iter().zip(engine.schemes(bi, patterns, &jobs, k)?) {
+        out[q as usize].0.extend(found);
     }
     let pos = engine.locate(&rows)?;
     let mut cands = Vec::with_capacity(pos.len());

@@ -621,6 +621,8 @@ mod device {
                 let dev = fmalign::map::cuda::DeviceIndex::upload(&index)
                     .unwrap()
                     .with_pac(&index)
+                    .unwrap()
+                    .with_rev(&index)
                     .unwrap();
                 let mut r = Rng(31);
                 let mut reads: Vec<Vec<u8>> = (0..2000)
@@ -666,9 +668,44 @@ mod device {
                     .collect();
                 let patterns: Vec<&[u8]> = codes.iter().map(|c| c.as_slice()).collect();
                 for k in 1..=3 {
-                    let want = search_verify_many(&bi, index.pac(), &patterns, k, 8, 64);
-                    let got = search_verify_with(&dev, &bi, &patterns, k, 8).unwrap();
-                    assert!(got == want, "{what}: -v {k} seed and verify differ");
+                    // verify_max 0: every seed runs its search of the scheme
+                    // (map_scheme on the device); 8: the CPU's default mix.
+                    for verify_max in [8, 0] {
+                        let want =
+                            search_verify_many(&bi, index.pac(), &patterns, k, verify_max, 64);
+                        let got = search_verify_with(&dev, &bi, &patterns, k, verify_max).unwrap();
+                        assert!(
+                            got == want,
+                            "{what}: -v {k} seed and verify (verify_max {verify_max}) differ"
+                        );
+                    }
+                    // Every search of every pattern long enough, job by job.
+                    use fmalign::search::{OnCpu, SeedEngine};
+                    let jobs: Vec<(u32, u8)> = patterns
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, p)| p.len() > usize::from(k))
+                        .flat_map(|(q, _)| (0..=k).map(move |i| (q as u32, i)))
+                        .collect();
+                    let cpu = OnCpu {
+                        fm: &bi.fwd,
+                        pac: index.pac(),
+                        lanes: 64,
+                    };
+                    let sorted = |v: Vec<Vec<fmalign::search::Found>>| -> Vec<_> {
+                        v.into_iter()
+                            .map(|mut f| {
+                                f.sort_unstable();
+                                f
+                            })
+                            .collect()
+                    };
+                    let want = sorted(cpu.schemes(&bi, &patterns, &jobs, k).unwrap());
+                    let got = sorted(dev.schemes(&bi, &patterns, &jobs, k).unwrap());
+                    assert!(
+                        got == want,
+                        "{what}: -v {k} map_scheme differs from the CPU's schemes"
+                    );
                 }
             }
         }

@@ -265,6 +265,15 @@ impl crate::search::SeedEngine for Dev {
     fn verify(&self, _: &[&[u8]], _: &[(u32, u64)], _: u8) -> Result<Vec<Option<u8>>> {
         match *self {}
     }
+    fn schemes(
+        &self,
+        _: &crate::search::BiIndex<'_>,
+        _: &[&[u8]],
+        _: &[(u32, u8)],
+        _: u8,
+    ) -> Result<Vec<Vec<crate::search::Found>>> {
+        match *self {}
+    }
 }
 
 /// Counters of a mapping run.

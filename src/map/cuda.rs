@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::fm::{Interval, Ssa};
 use crate::gpu::device::{Gpu, grid};
 use crate::index::Index;
-use crate::search::SeedEngine;
+use crate::search::{BiIndex, Found, SeedEngine};
 
 /// Reads per sub-batch of [`DeviceIndex::exact_batch`]: 2^20 reads of
 /// 150 bases are 37.5 MiB packed and 32 MiB of intervals, in each of the two
@@ -32,6 +32,10 @@ pub const SUB_READS: usize = 1 << 20;
 /// Bit 31 of a packed read's length (gpu/map.cu `AMBIGUOUS`): the read holds
 /// a base other than A/C/G/T and matches nowhere.
 const AMBIGUOUS: u32 = 1 << 31;
+
+/// Alignments `map_scheme` writes per job; a job that finds more is run
+/// again on the CPU (its count says so).
+const SCHEME_CAP: u32 = 32;
 
 /// Reads packed per parallel task of [`pack_reads`].
 const PACK_GROUP: usize = 4096;
@@ -357,6 +361,26 @@ pub struct DeviceIndex {
     /// pair), [`DeviceIndex::with_kmer`].
     kmer: CudaSlice<u64>,
     kk: u32,
+    /// The reversed text's rank tables, for `-v K`'s search schemes
+    /// ([`DeviceIndex::with_rev`]).
+    rev: Option<RevTables>,
+}
+
+/// The rank tables of the reversed text on the device (REV_OCC,
+/// REV_OCC_SUPER, C and its `$` row).
+struct RevTables {
+    occ: CudaSlice<u64>,
+    sup: CudaSlice<u64>,
+    c5: CudaSlice<u64>,
+    primary: u64,
+}
+
+/// Patterns on the device as `map_verify` and `map_scheme` read them:
+/// codes (a byte a base, 4 for N; never empty), offsets and lengths.
+struct Patterns {
+    codes: CudaSlice<u8>,
+    offsets: CudaSlice<u64>,
+    lens: CudaSlice<u32>,
 }
 
 fn err(what: &str, e: impl std::fmt::Display) -> Error {
@@ -399,6 +423,7 @@ impl DeviceIndex {
             pac: None,
             kmer,
             kk: 0,
+            rev: None,
         })
     }
 
@@ -543,6 +568,46 @@ impl DeviceIndex {
         Ok(self)
     }
 
+    /// Also copies the reversed text's rank tables (REV_OCC, 0.33 bytes a
+    /// base), for `-v K`'s search schemes ([`SeedEngine::schemes`]).
+    pub fn with_rev(mut self, index: &Index) -> Result<Self> {
+        let rev = index.rev_fm();
+        let st = &self.gpu.stream;
+        let copy = |v: &[u64], what: &str| st.clone_htod(v).map_err(|e| err(what, e));
+        self.rev = Some(RevTables {
+            occ: copy(bytemuck::cast_slice(rev.occ), "copy REV_OCC to the device")?,
+            sup: copy(
+                bytemuck::cast_slice(rev.sup),
+                "copy REV_OCC_SUPER to the device",
+            )?,
+            c5: copy(&rev.c, "copy C to the device")?,
+            primary: rev.primary,
+        });
+        Ok(self)
+    }
+
+    /// Copies `patterns` to the device.
+    fn patterns(&self, patterns: &[&[u8]]) -> Result<Patterns> {
+        let mut codes = Vec::new();
+        let mut offsets = Vec::with_capacity(patterns.len());
+        let mut lens = Vec::with_capacity(patterns.len());
+        for p in patterns {
+            offsets.push(codes.len() as u64);
+            lens.push(u32::try_from(p.len()).map_err(|_| err("pattern", "too long"))?);
+            codes.extend_from_slice(p);
+        }
+        codes.push(4); // never empty
+        offsets.push(0);
+        lens.push(0);
+        let st = &self.gpu.stream;
+        let copy = |e| err("copy patterns", e);
+        Ok(Patterns {
+            codes: st.clone_htod(&codes).map_err(copy)?,
+            offsets: st.clone_htod(&offsets).map_err(copy)?,
+            lens: st.clone_htod(&lens).map_err(copy)?,
+        })
+    }
+
     /// Seconds `map_exact_packed` ran on the device so far, and the read
     /// bases it searched (each on both strands).
     pub fn kernel_time(&self) -> (f64, u64) {
@@ -611,15 +676,6 @@ impl SeedEngine for DeviceIndex {
             .pac
             .as_ref()
             .ok_or_else(|| Error::Gpu("-v K without PAC on the device".into()))?;
-        let mut codes = Vec::new();
-        let mut offsets = Vec::with_capacity(patterns.len());
-        let mut lens = Vec::with_capacity(patterns.len());
-        for p in patterns {
-            offsets.push(codes.len() as u64);
-            lens.push(u32::try_from(p.len()).map_err(|_| err("pattern", "too long"))?);
-            codes.extend_from_slice(p);
-        }
-        codes.push(4); // never empty
         let (owner, starts): (Vec<u32>, Vec<u64>) = cands.iter().copied().unzip();
         // What map_verify reads must lie inside its buffers: checked here.
         for &(q, s) in cands {
@@ -630,11 +686,9 @@ impl SeedEngine for DeviceIndex {
                 )));
             }
         }
+        let pats = self.patterns(patterns)?;
         let st = &self.gpu.stream;
         let copy = |e| err("copy candidates", e);
-        let dcodes = st.clone_htod(&codes).map_err(copy)?;
-        let doffsets = st.clone_htod(&offsets).map_err(copy)?;
-        let dlens = st.clone_htod(&lens).map_err(copy)?;
         let downer = st.clone_htod(&owner).map_err(copy)?;
         let dstarts = st.clone_htod(&starts).map_err(copy)?;
         let mut out = st
@@ -644,9 +698,9 @@ impl SeedEngine for DeviceIndex {
         let f = self.gpu.func("map_verify")?;
         let mut b = st.launch_builder(f);
         b.arg(pac)
-            .arg(&dcodes)
-            .arg(&doffsets)
-            .arg(&dlens)
+            .arg(&pats.codes)
+            .arg(&pats.offsets)
+            .arg(&pats.lens)
             .arg(&downer)
             .arg(&dstarts)
             .arg(&count)
@@ -661,6 +715,107 @@ impl SeedEngine for DeviceIndex {
             .clone_dtoh(&out)
             .map_err(|e| err("copy mismatches back", e))?;
         Ok(v.into_iter().map(|m| (m != 255).then_some(m)).collect())
+    }
+
+    /// `map_scheme`, one thread per job; a job with more than
+    /// [`SCHEME_CAP`] alignments runs again here on the CPU.
+    fn schemes(
+        &self,
+        bi: &BiIndex<'_>,
+        patterns: &[&[u8]],
+        jobs: &[(u32, u8)],
+        k: u8,
+    ) -> Result<Vec<Vec<Found>>> {
+        if jobs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rev = self
+            .rev
+            .as_ref()
+            .ok_or_else(|| Error::Gpu("-v K without the reversed index on the device".into()))?;
+        let k = k.min(crate::search::MAX_MISMATCHES);
+        // map_scheme's parts need more bases than mismatches: checked here.
+        for &(q, i) in jobs {
+            let len = patterns.get(q as usize).map(|p| p.len());
+            if len.is_none_or(|len| len <= usize::from(k)) || i > k {
+                return Err(Error::Gpu(format!(
+                    "schemes: job ({q}, {i}) outside the patterns, or too short for -v {k}"
+                )));
+            }
+        }
+        let pats = self.patterns(patterns)?;
+        let (pat, part): (Vec<u32>, Vec<u8>) = jobs.iter().copied().unzip();
+        let st = &self.gpu.stream;
+        let copy = |e| err("copy jobs", e);
+        let dpat = st.clone_htod(&pat).map_err(copy)?;
+        let dpart = st.clone_htod(&part).map_err(copy)?;
+        let slots = jobs.len() * SCHEME_CAP as usize;
+        let mem = |e| err("device memory for alignments", e);
+        let mut lo = st.alloc_zeros::<u64>(slots).map_err(mem)?;
+        let mut hi = st.alloc_zeros::<u64>(slots).map_err(mem)?;
+        let mut mm = st.alloc_zeros::<u8>(slots).map_err(mem)?;
+        let mut count = st.alloc_zeros::<u32>(jobs.len()).map_err(mem)?;
+        let (njobs, k32, cap) = (jobs.len() as u64, u32::from(k), SCHEME_CAP);
+        let f = self.gpu.func("map_scheme")?;
+        let mut b = st.launch_builder(f);
+        b.arg(&self.occ)
+            .arg(&self.sup)
+            .arg(&self.c5)
+            .arg(&self.primary)
+            .arg(&rev.occ)
+            .arg(&rev.sup)
+            .arg(&rev.c5)
+            .arg(&rev.primary)
+            .arg(&self.n)
+            .arg(&pats.codes)
+            .arg(&pats.offsets)
+            .arg(&pats.lens)
+            .arg(&dpat)
+            .arg(&dpart)
+            .arg(&njobs)
+            .arg(&k32)
+            .arg(&cap)
+            .arg(&mut lo)
+            .arg(&mut hi)
+            .arg(&mut mm)
+            .arg(&mut count);
+        // SAFETY: the arguments match map_scheme's parameters in gpu/map.cu;
+        // every job's pattern indexes offsets/lens and has more than k bases
+        // (checked above), so its parts lie within codes; rows stay within
+        // the index's tables as the CPU's steps do; each job writes at most
+        // cap alignments at job * cap, inside lo/hi/mm (jobs * cap).
+        unsafe { b.launch(grid(jobs.len())) }.map_err(|e| err("map_scheme", e))?;
+        let back = |e| err("copy alignments back", e);
+        let (lo, hi) = (
+            st.clone_dtoh(&lo).map_err(back)?,
+            st.clone_dtoh(&hi).map_err(back)?,
+        );
+        let (mm, count) = (
+            st.clone_dtoh(&mm).map_err(back)?,
+            st.clone_dtoh(&count).map_err(back)?,
+        );
+        Ok(jobs
+            .iter()
+            .enumerate()
+            .map(|(j, &(q, i))| {
+                let c = count[j];
+                if c > cap {
+                    let mut v = Vec::new();
+                    crate::search::scheme(bi, patterns[q as usize], k, usize::from(i), &mut v);
+                    return v;
+                }
+                let at = j * cap as usize;
+                (at..at + c as usize)
+                    .map(|x| Found {
+                        rows: Interval {
+                            lo: lo[x],
+                            hi: hi[x],
+                        },
+                        mismatches: mm[x],
+                    })
+                    .collect()
+            })
+            .collect())
     }
 }
 

@@ -697,7 +697,7 @@ fn open_device(
         .and_then(|d| d.with_kmer(table))
         .and_then(|d| {
             if cfg.mismatches > 0 {
-                d.with_pac(index)
+                d.with_pac(index).and_then(|d| d.with_rev(index))
             } else {
                 Ok(d)
             }
@@ -772,6 +772,25 @@ mod tests {
             Ok(cands
                 .iter()
                 .map(|&(q, s)| crate::search::hamming(pac, s, patterns[q as usize], k))
+                .collect())
+        }
+        /// Each job's alignments in the reverse of the CPU's order (the
+        /// device's order is its own).
+        fn schemes(
+            &self,
+            bi: &BiIndex<'_>,
+            patterns: &[&[u8]],
+            jobs: &[(u32, u8)],
+            k: u8,
+        ) -> Result<Vec<Vec<crate::search::Found>>> {
+            Ok(jobs
+                .iter()
+                .map(|&(q, i)| {
+                    let mut v = Vec::new();
+                    crate::search::scheme(bi, patterns[q as usize], k, usize::from(i), &mut v);
+                    v.reverse();
+                    v
+                })
                 .collect())
         }
     }
