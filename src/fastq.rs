@@ -139,8 +139,10 @@ impl ReadSource {
         } else {
             seq
         };
-        check_read(rec.id(), seq, qual)
-            .map_err(|m| Error::input(&self.path, format!("record at line {line}: {m}")))?;
+        if !read_ok(rec.id(), seq, qual) {
+            check_read(rec.id(), seq, qual)
+                .map_err(|m| Error::input(&self.path, format!("record at line {line}: {m}")))?;
+        }
         batch.push(rec.id(), seq, qual);
         Ok(true)
     }
@@ -296,6 +298,27 @@ fn check_read(id: &[u8], seq: &[u8], qual: Option<&[u8]>) -> std::result::Result
     Ok(())
 }
 
+/// Whether [`check_read`] accepts the read, without its messages: each
+/// check a branch-free fold over the bytes, which the compiler vectorizes
+/// (the checks with early exits took 60% of the reader's time).
+#[inline]
+fn read_ok(id: &[u8], seq: &[u8], qual: Option<&[u8]>) -> bool {
+    fn none(bytes: &[u8], bad: impl Fn(u8) -> bool) -> bool {
+        bytes.iter().fold(0u8, |acc, &b| acc | u8::from(bad(b))) == 0
+    }
+    let name = &id[..id
+        .iter()
+        .position(|b| b.is_ascii_whitespace())
+        .unwrap_or(id.len())];
+    name.len() <= 254
+        && none(name, |b| b.wrapping_sub(b'!') > b'~' - b'!' || b == b'@')
+        // A letter (either case: `| 0x20` maps A-Z onto a-z), '=' or '.'.
+        && none(seq, |b| {
+            (b | 0x20).wrapping_sub(b'a') >= 26 && b != b'=' && b != b'.'
+        })
+        && qual.is_none_or(|q| none(q, |b| b.wrapping_sub(b'!') > b'~' - b'!'))
+}
+
 /// needletail's error → a message with line and record.
 fn read_parse_message(e: &needletail::errors::ParseError) -> String {
     use needletail::errors::ParseErrorKind as K;
@@ -332,6 +355,53 @@ mod tests {
         let b2 = src.next_batch(5).unwrap().unwrap();
         assert_eq!(b2.len(), 1);
         assert!(src.next_batch(5).unwrap().is_none());
+    }
+
+    /// The fast check agrees with the one that explains: on every single
+    /// byte in each field, and on random reads.
+    #[test]
+    fn fast_check_agrees_with_check_read() {
+        for b in 0..=255u8 {
+            let one = [b];
+            for (id, seq, qual) in [
+                (&one[..], &b"ACGT"[..], Some(&b"IIII"[..])),
+                (b"r", &one[..], Some(&b"I"[..])),
+                (b"r", b"A", Some(&one[..])),
+                (b"r", &one[..], None),
+            ] {
+                assert_eq!(
+                    read_ok(id, seq, qual),
+                    check_read(id, seq, qual).is_ok(),
+                    "byte {b}: {id:?} {seq:?} {qual:?}"
+                );
+            }
+        }
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut byte = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Mostly valid bytes, sometimes any byte.
+            if x.is_multiple_of(97) {
+                (x >> 8) as u8
+            } else {
+                b'!' + (x >> 8) as u8 % 90
+            }
+        };
+        for len in [0, 1, 31, 32, 33, 150, 254, 255, 300] {
+            for _ in 0..200 {
+                let id: Vec<u8> = (0..len.min(260)).map(|_| byte()).collect();
+                let seq: Vec<u8> = (0..len)
+                    .map(|_| b"ACGTNacgtn=.X"[byte() as usize % 13])
+                    .collect();
+                let qual: Vec<u8> = (0..len).map(|_| byte()).collect();
+                assert_eq!(
+                    read_ok(&id, &seq, Some(&qual)),
+                    check_read(&id, &seq, Some(&qual)).is_ok(),
+                    "{id:?} {seq:?} {qual:?}"
+                );
+            }
+        }
     }
 
     #[test]
