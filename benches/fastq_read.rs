@@ -1,11 +1,15 @@
-//! How fast the map reader parses FASTQ (one thread, the reader's own):
-//! `fastq::ReadSource` (needletail, the SAM checks of every read, the copy
-//! into a batch) against needletail alone (records found, nothing checked or
-//! copied), over the same 1.2 M reads of 150 bases in memory; best of five.
+//! How fast the map reader parses FASTQ: `fastq::ReadSource` (needletail,
+//! the SAM checks of every read, the copy into a batch) against needletail
+//! alone (records found, nothing checked or copied), over the same 1.2 M
+//! reads of 150 bases in memory, plain (one thread); then the same reads
+//! gzip- and BGZF-compressed (level 1), read by `ReadSource` with one
+//! thread and with two (gzip inflated ahead on a thread of its own, BGZF by
+//! two workers: `input::decompressed_with`) and by needletail alone (its own
+//! one-thread inflate). Best of five.
 //!
 //! cargo bench --bench fastq_read
 
-use std::io::Cursor;
+use std::io::{Cursor, Write};
 use std::path::Path;
 use std::time::Instant;
 
@@ -71,4 +75,50 @@ fn main() {
         );
     }
     println!("ratio ReadSource / needletail time: {:.2}", ours / peer);
+
+    let gz = {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(fq).unwrap();
+        e.finish().unwrap()
+    };
+    let bgzf = {
+        let mut w = noodles_bgzf::io::writer::Builder::default()
+            .set_compression_level(noodles_bgzf::io::writer::CompressionLevel::FAST)
+            .build_from_writer(Vec::new());
+        w.write_all(fq).unwrap();
+        w.finish().unwrap()
+    };
+    for (what, data) in [("gzip", gz), ("BGZF", bgzf)] {
+        let data: &'static [u8] = Box::leak(data.into_boxed_slice());
+        let ours = |threads: usize| {
+            best(&|| {
+                let mut src =
+                    ReadSource::with_threads(Cursor::new(data), Path::new("mem.fq.gz"), threads)
+                        .unwrap();
+                let mut n = 0;
+                while let Some(b) = src.next_batch(10_000_000).unwrap() {
+                    n += b.len();
+                }
+                n
+            })
+        };
+        let (one, two) = (ours(1), ours(2));
+        let peer = best(&|| {
+            let mut p = needletail::parse_fastx_reader(Cursor::new(data)).unwrap();
+            let mut n = 0;
+            while let Some(r) = p.next() {
+                std::hint::black_box(r.unwrap().num_bases());
+                n += 1;
+            }
+            n
+        });
+        println!(
+            "{what} ({:.0} MB): ReadSource 1 thread {one:.3} s ({:.2} M reads/s), 2 threads {two:.3} s ({:.2} M reads/s); needletail alone {peer:.3} s ({:.2} M reads/s); ratio 2 threads / needletail {:.2}",
+            data.len() as f64 / 1e6,
+            READS as f64 / one / 1e6,
+            READS as f64 / two / 1e6,
+            READS as f64 / peer / 1e6,
+            two / peer
+        );
+    }
 }

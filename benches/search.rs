@@ -23,7 +23,7 @@ fn main() {
         let max: usize = args
             .get(2)
             .map_or(usize::MAX, |s| s.parse().expect("MAX_READS"));
-        let mut src = ReadSource::open(Path::new(&args[1])).expect("reads");
+        let mut src = ReadSource::open(Path::new(&args[1]), 1).expect("reads");
         let mut reads = Vec::new();
         while let Some(b) = src.next_batch(1 << 24).expect("batch") {
             for i in 0..b.len() {

@@ -81,13 +81,15 @@ pub struct ReadSource {
 }
 
 impl ReadSource {
-    /// Opens `path` (`-` is stdin). An empty input has no reads.
-    pub fn open(path: &Path) -> Result<ReadSource> {
+    /// Opens `path` (`-` is stdin), compressed input decompressed with up to
+    /// `threads` threads ([`crate::input::decompressed_with`]). An empty
+    /// input has no reads.
+    pub fn open(path: &Path, threads: usize) -> Result<ReadSource> {
         if path.as_os_str() == "-" {
-            Self::from_reader(std::io::stdin(), path)
+            Self::with_threads(std::io::stdin(), path, threads)
         } else {
             let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-            Self::from_reader(f, path)
+            Self::with_threads(f, path, threads)
         }
     }
 
@@ -95,7 +97,17 @@ impl ReadSource {
     /// decompressed here rather than by needletail, so that an empty
     /// compressed file (no reads) is told apart from a truncated one (error).
     pub fn from_reader<R: Read + Send + 'static>(reader: R, path: &Path) -> Result<ReadSource> {
-        let parser = match crate::input::decompressed(reader, path)? {
+        Self::with_threads(reader, path, 1)
+    }
+
+    /// [`ReadSource::from_reader`], decompressing with up to `threads`
+    /// threads.
+    pub fn with_threads<R: Read + Send + 'static>(
+        reader: R,
+        path: &Path,
+        threads: usize,
+    ) -> Result<ReadSource> {
+        let parser = match crate::input::decompressed_with(reader, path, threads)? {
             None => None,
             Some(input) => Some(
                 needletail::parse_fastx_reader(input)

@@ -1,11 +1,24 @@
 //! Opening FASTA/FASTQ input: gzip (and BGZF, which is gzip) is decompressed
 //! here rather than inside needletail, so that an empty compressed file is
 //! told apart from a truncated one, and so that the parsers see plain text.
+//!
+//! With threads to spare ([`decompressed_with`]), a plain gzip stream is
+//! inflated on a thread of its own ([`ReadAhead`]), overlapping the parser,
+//! and BGZF (independent blocks) by noodles-bgzf's multithreaded reader.
 
 use std::io::{Cursor, Read};
+use std::num::NonZeroUsize;
 use std::path::Path;
 
+use crossbeam_channel::{Receiver, Sender, bounded};
+
 use crate::error::{Error, Result};
+
+/// Bytes per block of [`ReadAhead`].
+const AHEAD_BLOCK: usize = 1 << 20;
+
+/// Blocks [`ReadAhead`] keeps ready.
+const AHEAD_BLOCKS: usize = 4;
 
 /// Plain text of `reader`, or `None` when the input (after decompression)
 /// is empty.
@@ -36,6 +49,141 @@ pub fn decompressed<'a, R: Read + Send + 'a>(
     Ok(Some(Box::new(raw)))
 }
 
+/// [`decompressed`], with `threads` to decompress: with 2 or more, BGZF
+/// input is inflated by that many workers (its blocks are independent) and
+/// plain gzip on one thread of its own, ahead of the reader; plain text is
+/// read as is.
+pub fn decompressed_with<R: Read + Send + 'static>(
+    mut reader: R,
+    path: &Path,
+    threads: usize,
+) -> Result<Option<Box<dyn Read + Send>>> {
+    if threads < 2 {
+        return decompressed(reader, path);
+    }
+    // The gzip header up to BGZF's extra subfield (SAM/BAM spec §4.1).
+    let mut head = [0u8; 16];
+    let got = read_up_to(&mut reader, &mut head).map_err(|e| Error::io(path, e))?;
+    let raw = Cursor::new(head[..got].to_vec()).chain(reader);
+    let gzip = got >= 2 && head[..2] == [0x1f, 0x8b];
+    let bgzf =
+        got == 16 && gzip && head[3] & 4 != 0 && head[12..14] == *b"BC" && head[14..16] == [2, 0];
+    let inflated: Box<dyn Read + Send> = if bgzf {
+        let workers = NonZeroUsize::new(threads).unwrap_or(NonZeroUsize::MIN);
+        Box::new(noodles_bgzf::io::MultithreadedReader::with_worker_count(
+            workers, raw,
+        ))
+    } else if gzip {
+        Box::new(ReadAhead::new(flate2::read::MultiGzDecoder::new(raw)))
+    } else {
+        return decompressed(raw, path);
+    };
+    // Empty (no bytes once inflated) or not, as `decompressed` tells.
+    let mut inflated = inflated;
+    let mut first = [0u8; 1];
+    let k = read_up_to(&mut inflated, &mut first).map_err(|e| {
+        Error::input(
+            path,
+            format!("read error (truncated or damaged gzip file?): {e}"),
+        )
+    })?;
+    if k == 0 {
+        return Ok(None);
+    }
+    Ok(Some(Box::new(Cursor::new(first.to_vec()).chain(inflated))))
+}
+
+/// A reader run on a thread of its own: it reads blocks of
+/// [`AHEAD_BLOCK`] bytes, up to [`AHEAD_BLOCKS`] ahead of the consumer, so
+/// that the work of reading (inflating) overlaps the consumer's. The bytes,
+/// and an error where the inner reader failed, come out in the inner
+/// reader's order. The thread stops at the end of the input, at an error,
+/// or when the `ReadAhead` is dropped.
+pub struct ReadAhead {
+    blocks: Receiver<std::io::Result<Vec<u8>>>,
+    recycle: Sender<Vec<u8>>,
+    cur: Vec<u8>,
+    at: usize,
+    done: bool,
+}
+
+impl ReadAhead {
+    /// Starts reading `inner` on a new thread.
+    pub fn new<R: Read + Send + 'static>(mut inner: R) -> ReadAhead {
+        let (tx, blocks) = bounded(AHEAD_BLOCKS);
+        let (recycle, used) = bounded::<Vec<u8>>(AHEAD_BLOCKS + 2);
+        std::thread::spawn(move || {
+            loop {
+                let mut buf = used.try_recv().unwrap_or_default();
+                buf.resize(AHEAD_BLOCK, 0);
+                // As read_up_to, keeping what was read before an error.
+                let (mut k, mut failed) = (0, None);
+                while k < buf.len() {
+                    match inner.read(&mut buf[k..]) {
+                        Ok(0) => break,
+                        Ok(got) => k += got,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => {
+                            failed = Some(e);
+                            break;
+                        }
+                    }
+                }
+                buf.truncate(k);
+                // An empty block is the end; the bytes before an error come
+                // first, then the error.
+                let end = k == 0 || failed.is_some();
+                if (k > 0 || failed.is_none()) && tx.send(Ok(buf)).is_err() {
+                    break;
+                }
+                if let Some(e) = failed {
+                    let _ = tx.send(Err(e));
+                }
+                if end {
+                    break;
+                }
+            }
+        });
+        ReadAhead {
+            blocks,
+            recycle,
+            cur: Vec::new(),
+            at: 0,
+            done: false,
+        }
+    }
+}
+
+impl Read for ReadAhead {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        while self.at == self.cur.len() {
+            if self.done || out.is_empty() {
+                return Ok(0);
+            }
+            match self.blocks.recv() {
+                Ok(Ok(b)) if b.is_empty() => self.done = true,
+                Ok(Ok(b)) => {
+                    let old = std::mem::replace(&mut self.cur, b);
+                    let _ = self.recycle.try_send(old);
+                    self.at = 0;
+                }
+                Ok(Err(e)) => {
+                    self.done = true;
+                    return Err(e);
+                }
+                Err(_) => {
+                    self.done = true;
+                    return Err(std::io::Error::other("the read-ahead thread stopped"));
+                }
+            }
+        }
+        let k = out.len().min(self.cur.len() - self.at);
+        out[..k].copy_from_slice(&self.cur[self.at..self.at + k]);
+        self.at += k;
+        Ok(k)
+    }
+}
+
 /// Fills `buf` as far as the input allows; returns the bytes read.
 pub(crate) fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut got = 0;
@@ -48,4 +196,109 @@ pub(crate) fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<u
         }
     }
     Ok(got)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// A reader that hands out `data` in pieces of odd sizes, then fails.
+    struct Pieces {
+        data: Vec<u8>,
+        at: usize,
+        fail: bool,
+    }
+
+    impl Read for Pieces {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            if self.at == self.data.len() {
+                return if self.fail {
+                    Err(std::io::Error::other("broken"))
+                } else {
+                    Ok(0)
+                };
+            }
+            let k = out
+                .len()
+                .min(1 + self.at % 7919)
+                .min(self.data.len() - self.at);
+            out[..k].copy_from_slice(&self.data[self.at..self.at + k]);
+            self.at += k;
+            Ok(k)
+        }
+    }
+
+    fn bytes(n: usize) -> Vec<u8> {
+        (0..n).map(|i| (i * 7 + i / 4093) as u8).collect()
+    }
+
+    #[test]
+    fn read_ahead_gives_the_bytes_then_the_error() {
+        for n in [0, 1, AHEAD_BLOCK - 1, AHEAD_BLOCK, 3 * AHEAD_BLOCK + 17] {
+            for fail in [false, true] {
+                let data = bytes(n);
+                let mut r = ReadAhead::new(Pieces {
+                    data: data.clone(),
+                    at: 0,
+                    fail,
+                });
+                let mut got = Vec::new();
+                let res = r.read_to_end(&mut got);
+                assert_eq!(got.len(), n);
+                assert!(got == data, "n = {n}");
+                assert_eq!(res.is_err(), fail, "n = {n}");
+            }
+        }
+    }
+
+    /// Plain, gzip (two members) and BGZF input, empty or not, read with
+    /// one thread and with four: the same text; truncated compressed input
+    /// is an error either way.
+    #[test]
+    fn every_encoding_reads_the_same_with_threads() {
+        let text = bytes(300_000);
+        let gz = |t: &[u8]| {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(t).unwrap();
+            e.finish().unwrap()
+        };
+        let bgzf = |t: &[u8]| {
+            let mut w = noodles_bgzf::io::Writer::new(Vec::new());
+            w.write_all(t).unwrap();
+            w.finish().unwrap()
+        };
+        for t in [&text[..], &[][..]] {
+            let two_members = [gz(&t[..t.len() / 2]), gz(&t[t.len() / 2..])].concat();
+            for (what, input) in [
+                ("plain", t.to_vec()),
+                ("gzip", two_members),
+                ("bgzf", bgzf(t)),
+            ] {
+                for threads in [1, 4] {
+                    let r = decompressed_with(Cursor::new(input.clone()), Path::new("x"), threads)
+                        .unwrap();
+                    let mut got = Vec::new();
+                    if let Some(mut r) = r {
+                        r.read_to_end(&mut got).unwrap();
+                    }
+                    assert!(got == t, "{what}, {threads} threads, {} bytes", t.len());
+                }
+                if what != "plain" && !t.is_empty() {
+                    // Inside the last member (or block).
+                    let cut = input[..input.len() * 3 / 4].to_vec();
+                    for threads in [1, 4] {
+                        let r =
+                            decompressed_with(Cursor::new(cut.clone()), Path::new("x"), threads);
+                        let failed = match r {
+                            Err(_) => true,
+                            Ok(None) => false,
+                            Ok(Some(mut r)) => r.read_to_end(&mut Vec::new()).is_err(),
+                        };
+                        assert!(failed, "{what} cut, {threads} threads: no error");
+                    }
+                }
+            }
+        }
+    }
 }

@@ -196,16 +196,17 @@ fn run_map(a: MapArgs) -> Result<()> {
     );
     let source = {
         use fmalign::fastq::{PairSource, ReadSource};
-        let one = ReadSource::open(&a.reads)?;
+        let one = ReadSource::open(&a.reads, a.threads)?;
         match (&a.reads2, pairing) {
             (Some(two), _) if two == &a.reads => {
                 anyhow::bail!(
                     "READS and READS2 are the same file; for one file of pairs use --interleaved"
                 )
             }
-            (Some(two), Some(p)) => {
-                Reads::Paired(PairSource::two_files(one, ReadSource::open(two)?), p)
-            }
+            (Some(two), Some(p)) => Reads::Paired(
+                PairSource::two_files(one, ReadSource::open(two, a.threads)?),
+                p,
+            ),
             (None, Some(p)) => Reads::Paired(PairSource::interleaved(one), p),
             (_, None) => Reads::Single(one),
         }

@@ -379,3 +379,68 @@ fn un_and_al_copy_reads_by_outcome() {
         );
     }
 }
+
+/// Compressed reads, as sequencers and pipelines write them: gzip (two
+/// members) and BGZF, mapped with one thread and with three (gzip then
+/// inflated on a thread of its own, BGZF by parallel workers), give the
+/// SAM of the plain file; a truncated gzip or BGZF file is an error that
+/// names it, with any thread count.
+#[test]
+fn compressed_reads_map_as_plain_with_any_threads() {
+    use std::io::Write;
+    let (dir, _) = setup();
+    let plain = std::fs::read(dir.path().join("r.fq")).unwrap();
+    let gz = |t: &[u8]| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(t).unwrap();
+        e.finish().unwrap()
+    };
+    let half = plain.len() / 2;
+    let two_members = [gz(&plain[..half]), gz(&plain[half..])].concat();
+    let mut w = noodles_bgzf::io::Writer::new(Vec::new());
+    w.write_all(&plain).unwrap();
+    let bgzf = w.finish().unwrap();
+    std::fs::write(dir.path().join("r.fq.gz"), &two_members).unwrap();
+    std::fs::write(dir.path().join("r.fq.bgz"), &bgzf).unwrap();
+    let body = |out: &[u8]| -> Vec<String> {
+        String::from_utf8_lossy(out)
+            .lines()
+            .filter(|l| !l.starts_with("@PG"))
+            .map(String::from)
+            .collect()
+    };
+    let want = body(
+        &run_ok(
+            dir.path(),
+            &["map", "-q", "-t", "1", "ref.fa", "r.fq"],
+            None,
+        )
+        .stdout,
+    );
+    assert!(want.iter().filter(|l| !l.starts_with('@')).count() == 25);
+    for file in ["r.fq.gz", "r.fq.bgz"] {
+        for threads in ["1", "3"] {
+            let got = run_ok(
+                dir.path(),
+                &["map", "-q", "-t", threads, "ref.fa", file],
+                None,
+            );
+            assert!(body(&got.stdout) == want, "{file} with -t {threads}");
+        }
+    }
+    for (file, bytes) in [("cut.fq.gz", &two_members), ("cut.fq.bgz", &bgzf)] {
+        std::fs::write(dir.path().join(file), &bytes[..bytes.len() * 3 / 4]).unwrap();
+        for threads in ["1", "3"] {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_fmalign"))
+                .current_dir(dir.path())
+                .args(["map", "-q", "-t", threads, "ref.fa", file])
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                !out.status.success() && err.contains(file),
+                "{file} with -t {threads}: {err}"
+            );
+        }
+    }
+}
