@@ -1,11 +1,13 @@
 //! How fast the map reader parses FASTQ: `fastq::ReadSource` (needletail,
 //! the SAM checks of every read, the copy into a batch) against needletail
 //! alone (records found, nothing checked or copied), over the same 1.2 M
-//! reads of 150 bases in memory, plain (one thread); then the same reads
-//! gzip- and BGZF-compressed (level 1), read by `ReadSource` with one
-//! thread and with two (gzip inflated ahead on a thread of its own, BGZF by
-//! two workers: `input::decompressed_with`) and by needletail alone (its own
-//! one-thread inflate). Best of five.
+//! reads of 150 bases in memory, plain; then the same reads gzip- and
+//! BGZF-compressed (level 1), read by `ReadSource` and by needletail alone
+//! (its own one-thread inflate). `ReadSource` runs with 1, 2, 4 and all the
+//! machine's threads: from 2, gzip is inflated ahead on a thread of its own
+//! and BGZF by that many workers (`input::decompressed_with`); from 4, FASTQ
+//! is parsed in pieces on that many threads (`fastq::Chunked`). Best of
+//! five. The allocator is fmalign's (`alloc::BigPages`), as in the binary.
 //!
 //! cargo bench --bench fastq_read
 
@@ -16,6 +18,18 @@ use std::time::Instant;
 use fmalign::fastq::ReadSource;
 
 const READS: usize = 1_200_000;
+
+#[global_allocator]
+static A: fmalign::alloc::BigPages = fmalign::alloc::BigPages;
+
+/// 1, 2, 4 and the machine's threads.
+fn thread_counts() -> Vec<usize> {
+    let all = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut t = vec![1, 2, 4, all];
+    t.sort_unstable();
+    t.dedup();
+    t
+}
 
 fn main() {
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -49,14 +63,15 @@ fn main() {
             })
             .fold(f64::INFINITY, f64::min)
     };
-    let ours = best(&|| {
-        let mut src = ReadSource::from_reader(Cursor::new(fq), Path::new("mem.fq")).unwrap();
+    let read_all = |data: &'static [u8], threads: usize| {
+        let mut src =
+            ReadSource::with_threads(Cursor::new(data), Path::new("mem.fq"), threads).unwrap();
         let mut n = 0;
         while let Some(b) = src.next_batch(10_000_000).unwrap() {
             n += b.len();
         }
         n
-    });
+    };
     let peer = best(&|| {
         let mut p = needletail::parse_fastx_reader(Cursor::new(fq)).unwrap();
         let mut n = 0;
@@ -66,15 +81,21 @@ fn main() {
         }
         n
     });
-    println!("{READS} reads of 150 bases, {mb:.0} MB of FASTQ, one thread, best of 5");
-    for (what, s) in [("fmalign ReadSource", ours), ("needletail alone", peer)] {
+    println!("{READS} reads of 150 bases, {mb:.0} MB of FASTQ, best of 5");
+    println!(
+        "plain: needletail alone {peer:.3} s ({:.0} MB/s, {:.2} M reads/s)",
+        mb / peer,
+        READS as f64 / peer / 1e6
+    );
+    for t in thread_counts() {
+        let s = best(&|| read_all(fq, t));
         println!(
-            "{what:20} {s:.3} s  {:6.0} MB/s  {:5.2} M reads/s",
+            "plain: ReadSource {t:2} threads {s:.3} s ({:.0} MB/s, {:.2} M reads/s); ratio to needletail alone {:.2}",
             mb / s,
-            READS as f64 / s / 1e6
+            READS as f64 / s / 1e6,
+            s / peer
         );
     }
-    println!("ratio ReadSource / needletail time: {:.2}", ours / peer);
 
     let gz = {
         let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
@@ -90,19 +111,6 @@ fn main() {
     };
     for (what, data) in [("gzip", gz), ("BGZF", bgzf)] {
         let data: &'static [u8] = Box::leak(data.into_boxed_slice());
-        let ours = |threads: usize| {
-            best(&|| {
-                let mut src =
-                    ReadSource::with_threads(Cursor::new(data), Path::new("mem.fq.gz"), threads)
-                        .unwrap();
-                let mut n = 0;
-                while let Some(b) = src.next_batch(10_000_000).unwrap() {
-                    n += b.len();
-                }
-                n
-            })
-        };
-        let (one, two) = (ours(1), ours(2));
         let peer = best(&|| {
             let mut p = needletail::parse_fastx_reader(Cursor::new(data)).unwrap();
             let mut n = 0;
@@ -113,12 +121,17 @@ fn main() {
             n
         });
         println!(
-            "{what} ({:.0} MB): ReadSource 1 thread {one:.3} s ({:.2} M reads/s), 2 threads {two:.3} s ({:.2} M reads/s); needletail alone {peer:.3} s ({:.2} M reads/s); ratio 2 threads / needletail {:.2}",
+            "{what} ({:.0} MB): needletail alone {peer:.3} s ({:.2} M reads/s)",
             data.len() as f64 / 1e6,
-            READS as f64 / one / 1e6,
-            READS as f64 / two / 1e6,
-            READS as f64 / peer / 1e6,
-            two / peer
+            READS as f64 / peer / 1e6
         );
+        for t in thread_counts() {
+            let s = best(&|| read_all(data, t));
+            println!(
+                "{what}: ReadSource {t:2} threads {s:.3} s ({:.2} M reads/s); ratio to needletail alone {:.2}",
+                READS as f64 / s / 1e6,
+                s / peer
+            );
+        }
     }
 }

@@ -13,7 +13,8 @@
 # `timeout`, so a hang costs that step, not the call); the three take 30
 # minutes at most, the device tool's whole budget:
 #   tests  the differential tests (tests/gpu.rs, tests/sa_algorithms.rs)
-#   bench  chr20 builds on both devices, in parts, and mapping 1M reads
+#   bench  chr20 builds on both devices, in parts, mapping 1M reads, and
+#          the reads reader on the machine's 16 cores
 #   scale  a 3.1 Gbp human-scale build on the GPU, then `check`
 # With the device tool, one call each, tests first (the most valuable):
 #   run(command="scripts/gpu-check.sh run tests", carry=["gpu-carry"], timeout_s=600)
@@ -35,6 +36,7 @@ prepare() {
     local log
     log=$(mktemp)
     cargo test --release --no-run --test gpu --test sa_algorithms 2>&1 | tee "$log"
+    cargo bench --no-run --bench fastq_read 2>&1 | tee -a "$log"
     rm -rf "$CARRY"
     mkdir -p "$CARRY/bin" "$CARRY/data"
     # "Executable unittest tests/gpu.rs (target/release/deps/gpu-HASH)"
@@ -44,6 +46,10 @@ prepare() {
         cp "$exe" "$CARRY/bin/$t"
         strip --strip-debug "$CARRY/bin/$t" || true
     done
+    # The reads reader on 16 cores (benches/fastq_read.rs; no GPU needed).
+    exe=$(sed -n "s/.*Executable .*benches\/fastq_read\.rs (\(.*\))/\1/p" "$log" | tail -n 1)
+    cp "$exe" "$CARRY/bin/fastq_read"
+    strip "$CARRY/bin/fastq_read" || true
     rm -f "$log"
     local shared=../shared/data
     cp "$shared/lambda_virus.fa" "$shared/human_chrM_NC_012920.fa" \
@@ -182,6 +188,9 @@ PY
     done
     { cmp -s "$work/map2.cpu.sam" "$work/map2.gpu.sam" && echo "map -v 2: same SAM on both devices" ||
         echo "map -v 2: SAM DIFFERS between devices"; } | tee -a "$out/bench.tsv"
+    # Last (no GPU needed): the reads reader with 1, 2, 4 and 16 threads
+    # (plain, gzip, BGZF; benches/fastq_read.rs).
+    timeout 120 "$CARRY/bin/fastq_read" 2>&1 | sed 's/^/reader: /' | tee -a "$out/bench.tsv"
     {
         echo "== summary (bench)"
         cat "$out/gpu-info.txt"

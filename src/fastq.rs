@@ -10,23 +10,34 @@ use needletail::FastxReader;
 use crate::error::{Error, Result};
 use crate::read::{ReadView, base_name};
 
-/// One read inside a [`Batch`]'s buffer.
+/// One read inside a [`Batch`]'s buffers.
 #[derive(Clone, Debug)]
 struct Rec {
+    /// Which buffer.
+    part: u32,
     name: Range<usize>,
     seq: Range<usize>,
     qual: Option<Range<usize>>,
 }
 
-/// A batch of reads.
+/// A batch of reads. Its reads lie in one or more buffers (pieces parsed
+/// apart join a batch without a copy).
 #[derive(Debug, Default)]
 pub struct Batch {
-    data: Vec<u8>,
+    parts: Vec<Vec<u8>>,
     recs: Vec<Rec>,
     bases: usize,
 }
 
 impl Batch {
+    /// An empty batch whose first buffer holds `bytes` without growing.
+    fn with_capacity(bytes: usize) -> Batch {
+        Batch {
+            parts: vec![Vec::with_capacity(bytes)],
+            ..Batch::default()
+        }
+    }
+
     /// Number of reads.
     pub fn len(&self) -> usize {
         self.recs.len()
@@ -45,11 +56,29 @@ impl Batch {
     /// Read `i`.
     pub fn get(&self, i: usize) -> ReadView<'_> {
         let r = &self.recs[i];
+        let data = &self.parts[r.part as usize];
         ReadView {
-            name: &self.data[r.name.clone()],
-            seq: &self.data[r.seq.clone()],
-            qual: r.qual.clone().map(|q| &self.data[q]),
+            name: &data[r.name.clone()],
+            seq: &data[r.seq.clone()],
+            qual: r.qual.clone().map(|q| &data[q]),
         }
+    }
+
+    /// Appends the reads of `other` from read `from` on (its buffers move).
+    fn append(&mut self, other: Batch, from: usize) {
+        let k = self.parts.len() as u32;
+        self.parts.extend(other.parts);
+        for mut r in other.recs.into_iter().skip(from) {
+            r.part += k;
+            self.bases += r.seq.len();
+            self.recs.push(r);
+        }
+    }
+
+    /// Appends read `i` of `other`.
+    fn append_one(&mut self, other: &Batch, i: usize) {
+        let r = other.get(i);
+        self.push(r.name, r.seq, r.qual);
     }
 
     fn push(&mut self, id: &[u8], seq: &[u8], qual: Option<&[u8]>) {
@@ -57,16 +86,22 @@ impl Batch {
             .iter()
             .position(|b| b.is_ascii_whitespace())
             .unwrap_or(id.len());
+        if self.parts.is_empty() {
+            self.parts.push(Vec::new());
+        }
+        let part = self.parts.len() - 1;
+        let data = &mut self.parts[part];
         let mut put = |b: &[u8]| {
-            let s = self.data.len();
-            self.data.extend_from_slice(b);
-            s..self.data.len()
+            let s = data.len();
+            data.extend_from_slice(b);
+            s..data.len()
         };
         let name = put(&id[..name_len]);
         let seq_r = put(seq);
         let qual = qual.map(&mut put);
         self.bases += seq.len();
         self.recs.push(Rec {
+            part: part as u32,
             name,
             seq: seq_r,
             qual,
@@ -74,16 +109,63 @@ impl Batch {
     }
 }
 
+/// Bytes of FASTQ per piece parsed on one thread ([`Chunked`]).
+const PIECE_BYTES: usize = 4 << 20;
+
+/// Threads from which FASTQ is parsed in pieces ([`Chunked`]). On the
+/// 2-core development machine pieces gained nothing at `-t 2`
+/// (docs/BENCHMARKS.md): the reader's copy of the input and the page
+/// faults of fresh buffers stay on one thread, and with compressed input
+/// the inflate thread needs a core too.
+const CHUNKED_MIN_THREADS: usize = 4;
+
 /// Reads from a FASTQ or FASTA file (plain or gzip), or stdin for `-`.
 pub struct ReadSource {
     path: PathBuf,
-    parser: Option<Box<dyn FastxReader>>,
+    parser: Parser,
+}
+
+/// How a [`ReadSource`] parses.
+enum Parser {
+    /// Empty input.
+    None,
+    /// needletail, record by record, on the caller's thread.
+    Seq(Box<dyn FastxReader>),
+    /// FASTQ in pieces on a pool (with threads to spare).
+    Chunked(Box<Chunked>),
+}
+
+/// FASTQ parsed in parallel: the input is read in chunks, cut at record
+/// boundaries into pieces of about `piece` bytes (needletail's FASTQ is
+/// four lines a record, so the boundaries are every fourth line end, found
+/// by one pass over the line ends), and the pieces are parsed by needletail
+/// on a pool, each into a [`Batch`]. The reads, and the first error with
+/// its file line, are those of the sequential parse: a piece's lines up to
+/// its first bad record are the lines the sequential parser would see from
+/// the same record on.
+struct Chunked {
+    input: Box<dyn Read + Send>,
+    pool: rayon::ThreadPool,
+    /// Bytes read and not yet parsed (the first `filled`); they start a
+    /// record.
+    rest: Vec<u8>,
+    filled: usize,
+    /// The file line (1-based) of `rest[0]`.
+    line: u64,
+    eof: bool,
+    /// Parsed pieces in file order; an error ends the list.
+    ready: std::collections::VecDeque<Result<Batch>>,
+    /// Records of the front piece already handed out.
+    taken: usize,
+    /// Piece size, and bytes read at a time.
+    piece: usize,
+    chunk: usize,
 }
 
 impl ReadSource {
-    /// Opens `path` (`-` is stdin), compressed input decompressed with up to
-    /// `threads` threads ([`crate::input::decompressed_with`]). An empty
-    /// input has no reads.
+    /// Opens `path` (`-` is stdin), compressed input decompressed and FASTQ
+    /// parsed with up to `threads` threads ([`crate::input::decompressed_with`],
+    /// [`Chunked`]). An empty input has no reads.
     pub fn open(path: &Path, threads: usize) -> Result<ReadSource> {
         if path.as_os_str() == "-" {
             Self::with_threads(std::io::stdin(), path, threads)
@@ -100,19 +182,54 @@ impl ReadSource {
         Self::with_threads(reader, path, 1)
     }
 
-    /// [`ReadSource::from_reader`], decompressing with up to `threads`
-    /// threads.
+    /// [`ReadSource::from_reader`], decompressing and parsing with up to
+    /// `threads` threads.
     pub fn with_threads<R: Read + Send + 'static>(
         reader: R,
         path: &Path,
         threads: usize,
     ) -> Result<ReadSource> {
+        let pieces = (threads >= CHUNKED_MIN_THREADS).then_some(PIECE_BYTES);
+        Self::with_pieces(reader, path, threads, pieces)
+    }
+
+    /// [`ReadSource::with_threads`], FASTQ parsed in pieces of `piece` bytes
+    /// when given and `threads >= 2` (tests use small ones).
+    fn with_pieces<R: Read + Send + 'static>(
+        reader: R,
+        path: &Path,
+        threads: usize,
+        piece: Option<usize>,
+    ) -> Result<ReadSource> {
         let parser = match crate::input::decompressed_with(reader, path, threads)? {
-            None => None,
-            Some(input) => Some(
-                needletail::parse_fastx_reader(input)
-                    .map_err(|e| Error::input(path, read_parse_message(&e)))?,
-            ),
+            None => Parser::None,
+            Some(mut input) => {
+                let mut first = [0u8; 1];
+                let k = crate::input::read_up_to(&mut input, &mut first)
+                    .map_err(|e| Error::input(path, io_message(&e)))?;
+                let input: Box<dyn Read + Send> =
+                    Box::new(std::io::Cursor::new(first[..k].to_vec()).chain(input));
+                if let Some(piece) = piece.filter(|_| threads >= 2 && first[0] == b'@') {
+                    let pool = crate::thread_pool(threads)?;
+                    Parser::Chunked(Box::new(Chunked {
+                        input,
+                        pool,
+                        rest: Vec::new(),
+                        filled: 0,
+                        line: 1,
+                        eof: false,
+                        ready: Default::default(),
+                        taken: 0,
+                        piece: piece.max(1),
+                        chunk: threads * piece.max(1),
+                    }))
+                } else {
+                    Parser::Seq(
+                        needletail::parse_fastx_reader(input)
+                            .map_err(|e| Error::input(path, read_parse_message(&e)))?,
+                    )
+                }
+            }
         };
         Ok(ReadSource {
             path: path.into(),
@@ -124,6 +241,19 @@ impl ReadSource {
     /// `None` at the end of the input.
     pub fn next_batch(&mut self, max_bases: usize) -> Result<Option<Batch>> {
         let mut batch = Batch::default();
+        if let Parser::Chunked(c) = &mut self.parser {
+            // Whole pieces (the first moved, not copied).
+            while batch.bases < max_bases || batch.is_empty() {
+                if c.ready.is_empty() && !c.refill(&self.path)? {
+                    break;
+                }
+                let front = c.ready.pop_front().expect("refilled");
+                let piece = front?;
+                batch.append(piece, c.taken);
+                c.taken = 0;
+            }
+            return Ok((!batch.is_empty()).then_some(batch));
+        }
         while batch.bases < max_bases || batch.is_empty() {
             if !self.push_next(&mut batch)? {
                 break;
@@ -134,35 +264,211 @@ impl ReadSource {
 
     /// Reads one record into `batch`; false at the end of the input.
     fn push_next(&mut self, batch: &mut Batch) -> Result<bool> {
-        let Some(parser) = self.parser.as_mut() else {
-            return Ok(false);
-        };
-        let Some(rec) = parser.next() else {
-            return Ok(false);
-        };
-        let rec = rec.map_err(|e| Error::input(&self.path, read_parse_message(&e)))?;
-        let seq = rec.raw_seq();
-        let qual = rec.qual();
-        let line = rec.start_line_number();
-        let joined;
-        let seq = if rec.format() == needletail::parser::Format::Fasta && seq.contains(&b'\n') {
-            joined = rec.seq();
-            &joined[..]
-        } else {
-            seq
-        };
-        if !read_ok(rec.id(), seq, qual) {
-            check_read(rec.id(), seq, qual)
-                .map_err(|m| Error::input(&self.path, format!("record at line {line}: {m}")))?;
+        match &mut self.parser {
+            Parser::None => Ok(false),
+            Parser::Seq(parser) => {
+                let Some(rec) = parser.next() else {
+                    return Ok(false);
+                };
+                let rec = rec.map_err(|e| Error::input(&self.path, read_parse_message(&e)))?;
+                take_record(&rec, 0, &self.path, batch)?;
+                Ok(true)
+            }
+            Parser::Chunked(c) => loop {
+                if c.ready.is_empty() && !c.refill(&self.path)? {
+                    return Ok(false);
+                }
+                match c.ready.front() {
+                    Some(Err(_)) => {
+                        return Err(c.ready.pop_front().expect("front").expect_err("an error"));
+                    }
+                    Some(Ok(piece)) if c.taken < piece.len() => {
+                        batch.append_one(piece, c.taken);
+                        c.taken += 1;
+                        return Ok(true);
+                    }
+                    _ => {
+                        c.ready.pop_front();
+                        c.taken = 0;
+                    }
+                }
+            },
         }
-        batch.push(rec.id(), seq, qual);
-        Ok(true)
     }
 
     /// The path it reads (for messages).
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// A record as parsed into `batch`, checked ([`read_ok`], [`check_read`]);
+/// `line_offset` is added to needletail's line (pieces start mid-file).
+fn take_record(
+    rec: &needletail::parser::SequenceRecord<'_>,
+    line_offset: u64,
+    path: &Path,
+    batch: &mut Batch,
+) -> Result<()> {
+    let seq = rec.raw_seq();
+    let qual = rec.qual();
+    let joined;
+    let seq = if rec.format() == needletail::parser::Format::Fasta && seq.contains(&b'\n') {
+        joined = rec.seq();
+        &joined[..]
+    } else {
+        seq
+    };
+    if !read_ok(rec.id(), seq, qual) {
+        let line = rec.start_line_number() + line_offset;
+        check_read(rec.id(), seq, qual)
+            .map_err(|m| Error::input(path, format!("record at line {line}: {m}")))?;
+    }
+    batch.push(rec.id(), seq, qual);
+    Ok(())
+}
+
+/// A read error of the (decompressed) input, worded as needletail's.
+fn io_message(e: &std::io::Error) -> String {
+    format!("read error (truncated or damaged compressed file?): {e}")
+}
+
+impl Chunked {
+    /// Reads the next chunk and parses it into pieces; false at the end.
+    fn refill(&mut self, path: &Path) -> Result<bool> {
+        use rayon::prelude::*;
+        let mut want = self.chunk;
+        let (cut, counts) = loop {
+            if !self.eof {
+                // `rest` keeps its length (no zeroing of what is read over);
+                // `filled` bytes of it are input.
+                if self.rest.len() < self.filled + want {
+                    self.rest.resize(self.filled + want, 0);
+                }
+                let end = self.filled + want;
+                let got =
+                    crate::input::read_up_to(&mut self.input, &mut self.rest[self.filled..end])
+                        .map_err(|e| Error::input(path, io_message(&e)))?;
+                self.filled += got;
+                self.eof = got < want;
+            }
+            if self.filled == 0 {
+                return Ok(false);
+            }
+            // Line ends per region of `piece` bytes, counted in parallel.
+            let buf = &self.rest[..self.filled];
+            let counts: Vec<u64> = self
+                .pool
+                .install(|| buf.par_chunks(self.piece).map(count_line_ends).collect());
+            if self.eof {
+                break (self.filled, counts);
+            }
+            // The end of the last whole record: one past line end number
+            // 4 * (total / 4) - 1, found back from the end.
+            let total: u64 = counts.iter().sum();
+            let whole = total / 4 * 4;
+            if whole > 0 {
+                let mut nl = buf.len();
+                for _ in 0..=(total - whole) {
+                    nl = memchr::memrchr(b'\n', &buf[..nl]).expect("counted");
+                }
+                break (nl + 1, counts);
+            }
+            // One record longer than all read: read more.
+            want = want.max(self.filled);
+        };
+        // Pieces: a region's piece starts at the first record boundary in
+        // it (its line ends' numbers known from the counts before it).
+        let buf = &self.rest[..cut];
+        let mut starts = vec![(0usize, 0u64)];
+        let mut before = 0u64;
+        for (r, &c) in counts.iter().enumerate() {
+            let at = r * self.piece;
+            if r > 0 && at < cut {
+                // The k-th line end from `at` (0-based) is number before + k;
+                // a record ends at a number 3 mod 4.
+                let k = (3 + 4 - before % 4) % 4;
+                let mut from = at;
+                let mut found = None;
+                for _ in 0..=k {
+                    match memchr::memchr(b'\n', &buf[from..]) {
+                        Some(x) => {
+                            found = Some(from + x);
+                            from += x + 1;
+                        }
+                        None => {
+                            found = None;
+                            break;
+                        }
+                    }
+                }
+                if let Some(nl) = found.filter(|&nl| nl + 1 < cut) {
+                    let lines = before + k + 1;
+                    if nl + 1 > starts.last().expect("first").0 {
+                        starts.push((nl + 1, lines));
+                    }
+                }
+            }
+            before += c;
+        }
+        let pieces: Vec<(usize, usize, u64)> = starts
+            .iter()
+            .enumerate()
+            .map(|(k, &(s, lines))| {
+                let e = starts.get(k + 1).map_or(cut, |x| x.0);
+                (s, e, self.line + lines)
+            })
+            .collect();
+        // Line ends within [0, cut): all counted regions but the bytes past
+        // the cut (one partial record at most).
+        let lines_cut = before - count_line_ends(&self.rest[cut..self.filled]);
+        let parsed: Vec<Result<Batch>> = self.pool.install(|| {
+            pieces
+                .par_iter()
+                .map(|&(s, e, l)| parse_piece(&buf[s..e], l, path))
+                .collect()
+        });
+        for p in parsed {
+            let stop = p.is_err();
+            self.ready.push_back(p);
+            if stop {
+                // Nothing after the first error is read.
+                self.eof = true;
+                self.filled = 0;
+                return Ok(true);
+            }
+        }
+        self.rest.copy_within(cut..self.filled, 0);
+        self.filled -= cut;
+        self.line += lines_cut;
+        Ok(true)
+    }
+}
+
+/// Line ends in `bytes`: byte counts of 255-byte blocks, which the
+/// compiler vectorizes (a count over the whole slice it does not).
+fn count_line_ends(bytes: &[u8]) -> u64 {
+    bytes
+        .chunks(255)
+        .map(|c| u64::from(c.iter().map(|&b| u8::from(b == b'\n')).sum::<u8>()))
+        .sum()
+}
+
+/// Parses one piece of FASTQ (whole records, or the input's last bytes)
+/// starting on file line `line`.
+fn parse_piece(bytes: &[u8], line: u64, path: &Path) -> Result<Batch> {
+    // Names, bases and qualities take less than the piece's bytes.
+    let mut batch = Batch::with_capacity(bytes.len());
+    let shift = |mut e: needletail::errors::ParseError| {
+        e.position.line += line - 1;
+        Error::input(path, read_parse_message(&e))
+    };
+    let mut parser = needletail::parse_fastx_reader(bytes).map_err(shift)?;
+    while let Some(rec) = parser.next() {
+        let rec = rec.map_err(shift)?;
+        take_record(&rec, line - 1, path, &mut batch)?;
+    }
+    Ok(batch)
 }
 
 /// Paired reads: two files read in step, or one interleaved file (mate 1,
@@ -352,6 +658,7 @@ fn read_parse_message(e: &needletail::errors::ParseError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Cursor;
 
     fn source(s: &'static [u8]) -> ReadSource {
         ReadSource::from_reader(s, Path::new("r.fq")).unwrap()
@@ -414,6 +721,147 @@ mod tests {
                 );
             }
         }
+    }
+
+    type Reads = Vec<(Vec<u8>, Vec<u8>, Option<Vec<u8>>)>;
+
+    /// Every read of `src` in batches of `bases`, or the first error.
+    fn all_reads(src: Result<ReadSource>, bases: usize) -> std::result::Result<Reads, String> {
+        let mut src = src.map_err(|e| e.to_string())?;
+        let mut out = Vec::new();
+        while let Some(b) = src.next_batch(bases).map_err(|e| e.to_string())? {
+            for i in 0..b.len() {
+                let r = b.get(i);
+                out.push((r.name.to_vec(), r.seq.to_vec(), r.qual.map(|q| q.to_vec())));
+            }
+        }
+        Ok(out)
+    }
+
+    /// FASTQ of `n` reads of varied lengths (some empty, some long), names
+    /// with comments, some lines ending in CR LF.
+    fn fastq_text(n: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut t = Vec::new();
+        for i in 0..n {
+            let len = match next() % 10 {
+                0 => 0,
+                1 => 300 + (next() % 700) as usize,
+                _ => 1 + (next() % 150) as usize,
+            };
+            let eol: &[u8] = if i % 7 == 3 { b"\r\n" } else { b"\n" };
+            t.extend_from_slice(format!("@r{i} c{}", next() % 9).as_bytes());
+            t.extend_from_slice(eol);
+            t.extend((0..len).map(|_| b"ACGTN"[(next() % 5) as usize]));
+            t.extend_from_slice(eol);
+            t.push(b'+');
+            t.extend_from_slice(eol);
+            t.extend((0..len).map(|_| b'!' + (next() % 41) as u8));
+            t.extend_from_slice(eol);
+        }
+        t
+    }
+
+    /// The parse in pieces on a pool gives the sequential parse's reads,
+    /// and on damaged input its first error (the same message and line):
+    /// pieces of 1 byte (a record each) to larger than the input, records
+    /// longer than a chunk, batch sizes of one read and of many.
+    #[test]
+    fn pieces_parse_as_the_sequential_parser() {
+        let good = fastq_text(200, 7);
+        let mut inputs = vec![good.clone(), good[..good.len() - 1].to_vec()];
+        let mut x = 0x51_7cc1_b727_220au64;
+        for k in 0..60u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let at = (x % good.len() as u64) as usize;
+            let mut t = good.clone();
+            match k % 5 {
+                0 => {
+                    t.remove(at);
+                }
+                1 => t.insert(at, b'\n'),
+                2 => t[at] = b' ' + (x >> 20) as u8 % 95,
+                3 => t.truncate(at),
+                _ => t[at] = b'@',
+            }
+            inputs.push(t);
+        }
+        for (k, input) in inputs.iter().enumerate() {
+            let path = Path::new("r.fq");
+            let want = all_reads(
+                ReadSource::from_reader(Cursor::new(input.clone()), path),
+                1000,
+            );
+            for (threads, piece) in [(3, 1), (2, 37), (3, 500), (2, 1 << 20)] {
+                for bases in [1, 1000] {
+                    let src = ReadSource::with_pieces(
+                        Cursor::new(input.clone()),
+                        path,
+                        threads,
+                        Some(piece),
+                    );
+                    let got = all_reads(src, bases);
+                    match (&got, &want) {
+                        (Ok(g), Ok(w)) => assert!(
+                            g == w,
+                            "input {k}: reads differ ({threads} threads, pieces of {piece})"
+                        ),
+                        (Err(g), Err(w)) => {
+                            assert_eq!(g, w, "input {k} ({threads} threads, pieces of {piece})")
+                        }
+                        _ => panic!(
+                            "input {k} ({threads} threads, pieces of {piece}): {got:?} against {want:?}",
+                            got = got.as_ref().map(|r| r.len()),
+                            want = want.as_ref().map(|r| r.len())
+                        ),
+                    }
+                }
+            }
+        }
+        assert!(
+            matches!(all_reads(ReadSource::from_reader(Cursor::new(good), Path::new("r.fq")), 1), Ok(r) if r.len() == 200)
+        );
+    }
+
+    /// Pairs from two files parsed in pieces: the pairs of the sequential
+    /// parse, and its error when the files disagree.
+    #[test]
+    fn pairs_from_pieces() {
+        let (a, b) = (fastq_text(300, 3), fastq_text(300, 3));
+        let pairs = |threads: usize, a: &[u8], b: &[u8]| {
+            let open = |t: &[u8], name: &str| {
+                ReadSource::with_pieces(Cursor::new(t.to_vec()), Path::new(name), threads, Some(64))
+                    .unwrap()
+            };
+            let mut src = PairSource::two_files(open(a, "1.fq"), open(b, "2.fq"));
+            let mut out = Vec::new();
+            loop {
+                match src.next_batch(500, 0) {
+                    Ok(Some((x, y))) => {
+                        for i in 0..x.len() {
+                            out.push((x.get(i).seq.to_vec(), y.get(i).seq.to_vec()));
+                        }
+                    }
+                    Ok(None) => return Ok(out),
+                    Err(e) => return Err(e.to_string()),
+                }
+            }
+        };
+        let want = pairs(1, &a, &b);
+        assert_eq!(want.as_ref().map(|p| p.len()), Ok(300));
+        assert_eq!(pairs(3, &a, &b), want);
+        let short = fastq_text(200, 3);
+        let want = pairs(1, &a, &short);
+        assert!(want.is_err());
+        assert_eq!(pairs(3, &a, &short), want);
     }
 
     #[test]
