@@ -51,9 +51,16 @@ pub fn describe(p: &Probe, out: &mut String) {
                     .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
                     .unwrap_or(0);
                 let (ma, mi) = compute_capability(&ctx);
+                // Where the backend's buffers come from, set as Gpu::open
+                // sets it.
+                let pool = match (ctx.has_async_alloc(), keep_freed_memory(&ctx)) {
+                    (true, true) => "stream-ordered pool, freed memory kept",
+                    (true, false) => "stream-ordered pool, freed memory released",
+                    (false, _) => "cuMemAlloc",
+                };
                 let _ = writeln!(
                     out,
-                    "device {d}: {name}, {:.1} GiB, {sms} SMs, compute capability {ma}.{mi}",
+                    "device {d}: {name}, {:.1} GiB, {sms} SMs, compute capability {ma}.{mi}, buffers: {pool}",
                     mem as f64 / (1u64 << 30) as f64
                 );
             }
@@ -99,6 +106,37 @@ pub fn grid(n: usize) -> LaunchConfig {
         grid_dim: (n.div_ceil(THREADS as usize).clamp(1, 1 << 18) as u32, 1, 1),
         block_dim: (THREADS, 1, 1),
         shared_mem_bytes: 0,
+    }
+}
+
+/// Makes the device's default memory pool keep the memory of freed
+/// buffers. cudarc allocates with `cuMemAllocAsync` from that pool where the
+/// driver supports it, and by default the pool hands unused memory back to
+/// the driver at every synchronization (release threshold 0): each round of
+/// an algorithm, which syncs for a length, would then map its buffers
+/// afresh. With the threshold at its maximum, a build reuses the memory of
+/// its first round's buffers (its storage plan, `sa::gpu_bytes_per_base`)
+/// for the rest, as the CUDA programming guide advises for stream-ordered
+/// allocation. Whether the pool now keeps it (false without async
+/// allocation, or if the driver refuses).
+fn keep_freed_memory(ctx: &CudaContext) -> bool {
+    use cudarc::driver::{result, sys};
+    if !ctx.has_async_alloc() {
+        return false;
+    }
+    let mut threshold: u64 = u64::MAX;
+    // SAFETY: the device is the context's own (cu_device of a live
+    // context), so its default pool is valid; RELEASE_THRESHOLD takes a
+    // cuuint64_t, and `threshold` is a u64 that lives through the call.
+    unsafe {
+        result::device::get_default_mem_pool(ctx.cu_device()).is_ok_and(|pool| {
+            result::mem_pool::set_attribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                (&mut threshold as *mut u64).cast(),
+            )
+            .is_ok()
+        })
     }
 }
 
@@ -150,6 +188,8 @@ impl Gpu {
                 funcs.insert(name, f);
             }
         }
+        // Only speed depends on it: a driver that refuses keeps its default.
+        let _kept = keep_freed_memory(&ctx);
         Ok(Gpu {
             ctx,
             stream,
