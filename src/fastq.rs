@@ -4,6 +4,7 @@
 use std::io::Read;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use needletail::FastxReader;
 
@@ -21,20 +22,96 @@ struct Rec {
 }
 
 /// A batch of reads. Its reads lie in one or more buffers (pieces parsed
-/// apart join a batch without a copy).
+/// apart join a batch without a copy). A batch from a [`ReadSource`] gives
+/// its buffers back to it when dropped ([`Recycle`]).
 #[derive(Debug, Default)]
 pub struct Batch {
     parts: Vec<Vec<u8>>,
     recs: Vec<Rec>,
     bases: usize,
+    recycle: Option<Arc<Recycle>>,
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        if let Some(r) = &self.recycle {
+            for p in self.parts.drain(..) {
+                Pool::give(&r.bytes, p);
+            }
+            Pool::give(&r.recs, std::mem::take(&mut self.recs));
+        }
+    }
+}
+
+/// Buffers of dropped batches (their bytes and their records), for the
+/// next ones: memory the reader wrote before is written again, instead of
+/// fresh pages the kernel must zero and map for every batch (with
+/// fmalign's allocator every buffer of 4 MiB or more is a mapping of its
+/// own, `alloc::BigPages`): 1.4x on the reader (docs/BENCHMARKS.md). At
+/// most [`RECYCLE_BYTES`] are kept, so the peak memory stays that of the
+/// batches in flight.
+#[derive(Debug, Default)]
+struct Recycle {
+    bytes: Mutex<Pool<u8>>,
+    recs: Mutex<Pool<Rec>>,
+}
+
+/// Kept buffers of one kind and their bytes.
+#[derive(Debug)]
+struct Pool<T> {
+    free: Vec<Vec<T>>,
+    bytes: usize,
+}
+
+impl<T> Default for Pool<T> {
+    fn default() -> Self {
+        Pool {
+            free: Vec::new(),
+            bytes: 0,
+        }
+    }
+}
+
+/// Bytes [`Recycle`] keeps of each kind.
+const RECYCLE_BYTES: usize = 64 << 20;
+
+impl<T> Pool<T> {
+    /// An empty buffer (of at least `n` elements).
+    fn take(pool: &Mutex<Pool<T>>, n: usize) -> Vec<T> {
+        let got = pool.lock().ok().and_then(|mut p| {
+            let v = p.free.pop()?;
+            p.bytes -= v.capacity() * std::mem::size_of::<T>();
+            Some(v)
+        });
+        let mut v = got.unwrap_or_default();
+        v.clear();
+        v.reserve(n);
+        v
+    }
+
+    fn give(pool: &Mutex<Pool<T>>, v: Vec<T>) {
+        let b = v.capacity() * std::mem::size_of::<T>();
+        if b == 0 {
+            return;
+        }
+        if let Ok(mut p) = pool.lock()
+            && p.bytes + b <= RECYCLE_BYTES
+        {
+            p.bytes += b;
+            p.free.push(v);
+        }
+    }
 }
 
 impl Batch {
-    /// An empty batch whose first buffer holds `bytes` without growing.
-    fn with_capacity(bytes: usize) -> Batch {
+    /// An empty batch with buffers from `recycle` (the first holds `bytes`
+    /// without growing), which go back there when it is dropped.
+    fn recycled(recycle: &Arc<Recycle>, bytes: usize) -> Batch {
         Batch {
-            parts: vec![Vec::with_capacity(bytes)],
-            ..Batch::default()
+            parts: vec![Pool::take(&recycle.bytes, bytes)],
+            recs: Pool::take(&recycle.recs, 0),
+            bases: 0,
+            recycle: Some(Arc::clone(recycle)),
         }
     }
 
@@ -65,10 +142,10 @@ impl Batch {
     }
 
     /// Appends the reads of `other` from read `from` on (its buffers move).
-    fn append(&mut self, other: Batch, from: usize) {
+    fn append(&mut self, mut other: Batch, from: usize) {
         let k = self.parts.len() as u32;
-        self.parts.extend(other.parts);
-        for mut r in other.recs.into_iter().skip(from) {
+        self.parts.append(&mut other.parts);
+        for mut r in other.recs.drain(..).skip(from) {
             r.part += k;
             self.bases += r.seq.len();
             self.recs.push(r);
@@ -123,6 +200,7 @@ const CHUNKED_MIN_THREADS: usize = 4;
 pub struct ReadSource {
     path: PathBuf,
     parser: Parser,
+    recycle: Arc<Recycle>,
 }
 
 /// How a [`ReadSource`] parses.
@@ -234,17 +312,18 @@ impl ReadSource {
         Ok(ReadSource {
             path: path.into(),
             parser,
+            recycle: Arc::default(),
         })
     }
 
     /// The next batch of at least one read and about `max_bases` bases, or
     /// `None` at the end of the input.
     pub fn next_batch(&mut self, max_bases: usize) -> Result<Option<Batch>> {
-        let mut batch = Batch::default();
         if let Parser::Chunked(c) = &mut self.parser {
+            let mut batch = Batch::default();
             // Whole pieces (the first moved, not copied).
             while batch.bases < max_bases || batch.is_empty() {
-                if c.ready.is_empty() && !c.refill(&self.path)? {
+                if c.ready.is_empty() && !c.refill(&self.path, &self.recycle)? {
                     break;
                 }
                 let front = c.ready.pop_front().expect("refilled");
@@ -254,6 +333,7 @@ impl ReadSource {
             }
             return Ok((!batch.is_empty()).then_some(batch));
         }
+        let mut batch = Batch::recycled(&self.recycle, 0);
         while batch.bases < max_bases || batch.is_empty() {
             if !self.push_next(&mut batch)? {
                 break;
@@ -275,7 +355,7 @@ impl ReadSource {
                 Ok(true)
             }
             Parser::Chunked(c) => loop {
-                if c.ready.is_empty() && !c.refill(&self.path)? {
+                if c.ready.is_empty() && !c.refill(&self.path, &self.recycle)? {
                     return Ok(false);
                 }
                 match c.ready.front() {
@@ -335,7 +415,7 @@ fn io_message(e: &std::io::Error) -> String {
 
 impl Chunked {
     /// Reads the next chunk and parses it into pieces; false at the end.
-    fn refill(&mut self, path: &Path) -> Result<bool> {
+    fn refill(&mut self, path: &Path, recycle: &Arc<Recycle>) -> Result<bool> {
         use rayon::prelude::*;
         let mut want = self.chunk;
         let (cut, counts) = loop {
@@ -425,7 +505,7 @@ impl Chunked {
         let parsed: Vec<Result<Batch>> = self.pool.install(|| {
             pieces
                 .par_iter()
-                .map(|&(s, e, l)| parse_piece(&buf[s..e], l, path))
+                .map(|&(s, e, l)| parse_piece(&buf[s..e], l, path, recycle))
                 .collect()
         });
         for p in parsed {
@@ -456,9 +536,9 @@ fn count_line_ends(bytes: &[u8]) -> u64 {
 
 /// Parses one piece of FASTQ (whole records, or the input's last bytes)
 /// starting on file line `line`.
-fn parse_piece(bytes: &[u8], line: u64, path: &Path) -> Result<Batch> {
+fn parse_piece(bytes: &[u8], line: u64, path: &Path, recycle: &Arc<Recycle>) -> Result<Batch> {
     // Names, bases and qualities take less than the piece's bytes.
-    let mut batch = Batch::with_capacity(bytes.len());
+    let mut batch = Batch::recycled(recycle, bytes.len());
     let shift = |mut e: needletail::errors::ParseError| {
         e.position.line += line - 1;
         Error::input(path, read_parse_message(&e))
@@ -514,7 +594,10 @@ impl PairSource {
         max_bases: usize,
         min_pairs: usize,
     ) -> Result<Option<(Batch, Batch)>> {
-        let (mut a, mut b) = (Batch::default(), Batch::default());
+        let (mut a, mut b) = (
+            Batch::recycled(&self.one.recycle, 0),
+            Batch::recycled(&self.two.as_ref().unwrap_or(&self.one).recycle, 0),
+        );
         while a.bases + b.bases < max_bases || a.len() < min_pairs.max(1) {
             let got1 = self.one.push_next(&mut a)?;
             let got2 = match self.two.as_mut() {
