@@ -190,10 +190,10 @@ impl Batch {
 const PIECE_BYTES: usize = 4 << 20;
 
 /// Threads from which FASTQ is parsed in pieces ([`Chunked`]). On the
-/// 2-core development machine pieces gained nothing at `-t 2`
-/// (docs/BENCHMARKS.md): the reader's copy of the input and the page
-/// faults of fresh buffers stay on one thread, and with compressed input
-/// the inflate thread needs a core too.
+/// 2-core development machine pieces gain nothing (docs/BENCHMARKS.md):
+/// the reader's copy of the input and the count of line ends stay on one
+/// thread, and with compressed input the inflate threads need the cores.
+/// Not yet measured on more cores.
 const CHUNKED_MIN_THREADS: usize = 4;
 
 /// Reads from a FASTQ or FASTA file (plain or gzip), or stdin for `-`.
