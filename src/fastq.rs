@@ -107,8 +107,16 @@ impl Batch {
     /// An empty batch with buffers from `recycle` (the first holds `bytes`
     /// without growing), which go back there when it is dropped.
     fn recycled(recycle: &Arc<Recycle>, bytes: usize) -> Batch {
+        let mut b = Batch::returning_to(recycle);
+        b.parts.push(Pool::take(&recycle.bytes, bytes));
+        b
+    }
+
+    /// An empty batch with no buffer yet, whose buffers go to `recycle`
+    /// when it is dropped.
+    fn returning_to(recycle: &Arc<Recycle>) -> Batch {
         Batch {
-            parts: vec![Pool::take(&recycle.bytes, bytes)],
+            parts: Vec::new(),
             recs: Pool::take(&recycle.recs, 0),
             bases: 0,
             recycle: Some(Arc::clone(recycle)),
@@ -190,10 +198,9 @@ impl Batch {
 const PIECE_BYTES: usize = 4 << 20;
 
 /// Threads from which FASTQ is parsed in pieces ([`Chunked`]). On the
-/// 2-core development machine pieces gain nothing (docs/BENCHMARKS.md):
-/// the reader's copy of the input and the count of line ends stay on one
-/// thread, and with compressed input the inflate threads need the cores.
-/// Not yet measured on more cores.
+/// 2-core development machine 4 threads parse 1.3x faster than one; at 2
+/// threads the runs disagreed (docs/BENCHMARKS.md). Not yet measured on
+/// more cores.
 const CHUNKED_MIN_THREADS: usize = 4;
 
 /// Reads from a FASTQ or FASTA file (plain or gzip), or stdin for `-`.
@@ -320,7 +327,8 @@ impl ReadSource {
     /// `None` at the end of the input.
     pub fn next_batch(&mut self, max_bases: usize) -> Result<Option<Batch>> {
         if let Parser::Chunked(c) = &mut self.parser {
-            let mut batch = Batch::default();
+            // The pieces' buffers join it, and go back to the pool with it.
+            let mut batch = Batch::returning_to(&self.recycle);
             // Whole pieces (the first moved, not copied).
             while batch.bases < max_bases || batch.is_empty() {
                 if c.ready.is_empty() && !c.refill(&self.path, &self.recycle)? {
