@@ -30,18 +30,7 @@ pub fn decompressed<'a, R: Read + Send + 'a>(
     let got = read_up_to(&mut reader, &mut head).map_err(|e| Error::io(path, e))?;
     let raw = Cursor::new(head[..got].to_vec()).chain(reader);
     if got == 2 && head == [0x1f, 0x8b] {
-        let mut gz = flate2::read::MultiGzDecoder::new(raw);
-        let mut first = [0u8; 1];
-        let k = read_up_to(&mut gz, &mut first).map_err(|e| {
-            Error::input(
-                path,
-                format!("read error (truncated or damaged gzip file?): {e}"),
-            )
-        })?;
-        if k == 0 {
-            return Ok(None);
-        }
-        return Ok(Some(Box::new(Cursor::new(first.to_vec()).chain(gz))));
+        return non_empty(flate2::read::MultiGzDecoder::new(raw), path);
     }
     if got == 0 {
         return Ok(None);
@@ -78,8 +67,15 @@ pub fn decompressed_with<R: Read + Send + 'static>(
     } else {
         return decompressed(raw, path);
     };
-    // Empty (no bytes once inflated) or not, as `decompressed` tells.
-    let mut inflated = inflated;
+    non_empty(inflated, path)
+}
+
+/// The inflated stream, or `None` when it holds no bytes (an empty
+/// compressed file, not an error); a read error here is a damaged file.
+fn non_empty<'a>(
+    mut inflated: impl Read + Send + 'a,
+    path: &Path,
+) -> Result<Option<Box<dyn Read + Send + 'a>>> {
     let mut first = [0u8; 1];
     let k = read_up_to(&mut inflated, &mut first).map_err(|e| {
         Error::input(

@@ -304,6 +304,13 @@ pub fn scheme(bi: &BiIndex<'_>, codes: &[u8], k: u8, i: usize, out: &mut Vec<Fou
     srch.work
 }
 
+/// What [`scheme`] finds, as a list of its own.
+pub fn scheme_found(bi: &BiIndex<'_>, codes: &[u8], k: u8, i: usize) -> Vec<Found> {
+    let mut found = Vec::new();
+    scheme(bi, codes, k, i, &mut found);
+    found
+}
+
 /// Mismatches between `codes` and the text at `start` (`pac` as in the
 /// index's PAC section), or `None` past `k`.
 #[inline]
@@ -450,11 +457,7 @@ impl SeedEngine for OnCpu<'_> {
     ) -> Result<Vec<Vec<Found>>> {
         Ok(jobs
             .iter()
-            .map(|&(q, i)| {
-                let mut v = Vec::new();
-                scheme(bi, patterns[q as usize], k, usize::from(i), &mut v);
-                v
-            })
+            .map(|&(q, i)| scheme_found(bi, patterns[q as usize], k, usize::from(i)))
             .collect())
     }
 }

@@ -1638,6 +1638,17 @@ static void fmi_tables(const std::vector<u8>& t, std::vector<u64>& rows, u64& pr
     for (int c = 0; c < 4; c++) c5[c + 1] = c5[c] + total[c];
 }
 
+// Reads one after another in `codes`, with each one's offset and length
+// (the layout of map_exact, map_verify and map_scheme).
+static void flatten(const std::vector<std::vector<u8>>& reads, std::vector<u8>& codes, std::vector<u64>& offsets,
+                    std::vector<u32>& lens) {
+    for (auto& r : reads) {
+        offsets.push_back(codes.size());
+        lens.push_back((u32)r.size());
+        codes.insert(codes.end(), r.begin(), r.end());
+    }
+}
+
 // map_scheme against a scan of every text window: per job (pattern q, search
 // i of k), the windows within k substitutions (an N is one) whose part i
 // matches and whose parts left of i each hold a substitution (what search i
@@ -1657,11 +1668,7 @@ static void test_scheme(const std::vector<u8>& t, const std::vector<u64>& rows, 
     std::vector<u8> codes;
     std::vector<u64> offsets;
     std::vector<u32> lens;
-    for (auto& r : reads) {
-        offsets.push_back(codes.size());
-        lens.push_back((u32)r.size());
-        codes.insert(codes.end(), r.begin(), r.end());
-    }
+    flatten(reads, codes, offsets, lens);
     codes.push_back(4);
     Buf<u8> dcodes = upload(codes);
     Buf<u64> doff = upload(offsets);
@@ -1785,11 +1792,7 @@ static void test_map(const std::vector<u8>& t, u32 shift, const char* what) {
     std::vector<u8> codes;
     std::vector<u64> offsets;
     std::vector<u32> lens;
-    for (auto& r : reads) {
-        offsets.push_back(codes.size());
-        lens.push_back((u32)r.size());
-        codes.insert(codes.end(), r.begin(), r.end());
-    }
+    flatten(reads, codes, offsets, lens);
     // Expected: the rows whose suffix starts with the pattern.
     auto interval = [&](const std::vector<u8>& p, u64& lo, u64& hi) {
         lo = hi = 0;

@@ -800,9 +800,12 @@ impl SeedEngine for DeviceIndex {
             .map(|(j, &(q, i))| {
                 let c = count[j];
                 if c > cap {
-                    let mut v = Vec::new();
-                    crate::search::scheme(bi, patterns[q as usize], k, usize::from(i), &mut v);
-                    return v;
+                    return crate::search::scheme_found(
+                        bi,
+                        patterns[q as usize],
+                        k,
+                        usize::from(i),
+                    );
                 }
                 let at = j * cap as usize;
                 (at..at + c as usize)

@@ -786,8 +786,8 @@ mod tests {
             Ok(jobs
                 .iter()
                 .map(|&(q, i)| {
-                    let mut v = Vec::new();
-                    crate::search::scheme(bi, patterns[q as usize], k, usize::from(i), &mut v);
+                    let mut v =
+                        crate::search::scheme_found(bi, patterns[q as usize], k, usize::from(i));
                     v.reverse();
                     v
                 })
