@@ -8,7 +8,7 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig};
 
-use super::{Probe, SOURCES, compile, nvrtc_present};
+use super::{MIN_DRIVER, Probe, SOURCES, compile, cuda_version, nvrtc_present, nvrtc_version};
 use crate::error::{Error, Result};
 
 /// Driver present (dlopen only), then NVRTC, then a device.
@@ -16,6 +16,11 @@ pub fn probe() -> Probe {
     // SAFETY: only tries to dlopen the library.
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
         return Probe::NoDriver;
+    }
+    if let Some(v) = driver_version()
+        && v < MIN_DRIVER
+    {
+        return Probe::OldDriver(v);
     }
     if !nvrtc_present() {
         return Probe::NoNvrtc;
@@ -29,17 +34,24 @@ pub fn probe() -> Probe {
     }
 }
 
+/// The driver's CUDA version (1000 * major + 10 * minor), once [`probe`]
+/// found the library: `cuDriverGetVersion` exists in every driver and needs
+/// no `cuInit`.
+pub fn driver_version() -> Option<i32> {
+    let mut v = 0;
+    // SAFETY: the driver library loads (probe's dlopen); v is a valid pointer.
+    (unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) }
+        == cudarc::driver::sys::CUresult::CUDA_SUCCESS)
+        .then_some(v)
+}
+
 /// Driver version and each device, for `gpu-info`.
 pub fn describe(p: &Probe, out: &mut String) {
     if matches!(p, Probe::NoDriver) {
         return;
     }
-    let mut v = 0;
-    // SAFETY: the driver library loads (probe); v is a valid pointer.
-    if unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) }
-        == cudarc::driver::sys::CUresult::CUDA_SUCCESS
-    {
-        let _ = writeln!(out, "driver: CUDA {}.{}", v / 1000, (v % 1000) / 10);
+    if let Some(v) = driver_version() {
+        let _ = writeln!(out, "driver: {}", cuda_version(v));
     }
     let Probe::Ready { devices } = p else { return };
     for d in 0..*devices {
@@ -155,6 +167,43 @@ fn driver_err(what: &str, e: impl std::fmt::Display) -> Error {
     Error::Gpu(format!("{what}: {e}"))
 }
 
+/// Compiles `module` for `arch` (through the disk cache when `use_cache`)
+/// and loads it into `ctx`; also returns its kernels' names.
+fn load(
+    ctx: &Arc<CudaContext>,
+    module: &'static str,
+    src: &str,
+    arch: &'static str,
+    use_cache: bool,
+) -> Result<(Arc<cudarc::driver::CudaModule>, Vec<String>)> {
+    let ptx = compile(module, src, arch, use_cache)
+        .result
+        .map_err(|log| Error::Gpu(format!("gpu/{module}.cu does not compile: {log}")))?;
+    let names: Vec<String> = ptx
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let rest = l.split(".entry ").nth(1)?;
+            Some(rest.trim_end_matches('(').trim().to_string())
+        })
+        .collect();
+    let m = ctx
+        .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+        .map_err(|e| {
+            // PTX from an NVRTC newer than the driver is the likely cause.
+            let nvrtc = nvrtc_version().map_or("?".into(), |(a, b)| format!("{a}.{b}"));
+            let driver = driver_version().map_or("?".into(), cuda_version);
+            driver_err(
+                &format!(
+                    "cannot load gpu/{module}.cu (PTX of NVRTC {nvrtc}, driver {driver}: \
+                     the driver must be as new as NVRTC)"
+                ),
+                e,
+            )
+        })?;
+    Ok((m, names))
+}
+
 impl Gpu {
     /// Opens device `ordinal` (after [`probe`] said Ready) and loads every
     /// kernel module, compiling (or taking from the cache) for its
@@ -166,21 +215,14 @@ impl Gpu {
         let stream = ctx.default_stream();
         let mut funcs = HashMap::new();
         for &(module, src) in SOURCES {
-            let c = compile(module, src, arch, true);
-            let ptx = c
-                .result
-                .map_err(|log| Error::Gpu(format!("gpu/{module}.cu does not compile: {log}")))?;
-            let names: Vec<String> = ptx
-                .lines()
-                .filter_map(|l| {
-                    let l = l.trim();
-                    let rest = l.split(".entry ").nth(1)?;
-                    Some(rest.trim_end_matches('(').trim().to_string())
-                })
-                .collect();
-            let m = ctx
-                .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
-                .map_err(|e| driver_err(&format!("cannot load gpu/{module}.cu"), e))?;
+            let (m, names) = match load(&ctx, module, src, arch, true) {
+                // A cached file that does not load (cut short, or damaged)
+                // is compiled afresh once.
+                Err(_) if compile(module, src, arch, true).cached => {
+                    load(&ctx, module, src, arch, false)?
+                }
+                r => r?,
+            };
             for name in names {
                 let f = m
                     .load_function(&name)

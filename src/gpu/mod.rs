@@ -43,6 +43,9 @@ pub enum Probe {
     NoDriver,
     /// The driver is there but NVRTC (`libnvrtc`) cannot be loaded.
     NoNvrtc,
+    /// The driver is older than [`MIN_DRIVER`] (its version, as
+    /// `cuDriverGetVersion` gives it: 1000 * major + 10 * minor).
+    OldDriver(i32),
     /// The driver loaded but reports no device (or failed to initialise).
     NoDevice(String),
     /// Devices present.
@@ -62,10 +65,27 @@ impl Probe {
                 "CUDA driver found but not NVRTC (libnvrtc.so.13 not found; put its directory in LD_LIBRARY_PATH)"
                     .into(),
             ),
+            Probe::OldDriver(v) => Some(format!(
+                "the CUDA driver is {}, older than the {} fmalign's GPU code is built for (update the NVIDIA driver)",
+                cuda_version(*v),
+                cuda_version(MIN_DRIVER)
+            )),
             Probe::NoDevice(e) => Some(format!("no usable CUDA device ({e})")),
             Probe::Ready { .. } => None,
         }
     }
+}
+
+/// The oldest driver the GPU code runs on: cudarc is built for CUDA 13.0's
+/// driver API (feature `cuda-13000`; on an older driver some of its calls
+/// would panic on a missing symbol), and NVRTC 13's PTX needs a 13.0 driver
+/// to JIT it.
+pub const MIN_DRIVER: i32 = 13000;
+
+/// "CUDA 13.0" from a driver or runtime version number (1000 * major + 10 *
+/// minor).
+pub fn cuda_version(v: i32) -> String {
+    format!("CUDA {}.{}", v / 1000, (v % 1000) / 10)
 }
 
 /// Whether NVRTC can be loaded (without touching the driver).
@@ -139,11 +159,27 @@ pub const ARCHS: &[&str] = &[
     "sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120",
 ];
 
+/// The cache file name of `module`'s PTX for `arch`: the NVRTC that made it
+/// is part of the name, since PTX from a newer NVRTC than the driver's CUDA
+/// does not load (and a cache written by one NVRTC must not be taken for
+/// another's).
+fn cache_key(module: &str, arch: &str, nvrtc: Option<(i32, i32)>, full: &str) -> String {
+    let (ma, mi) = nvrtc.unwrap_or((0, 0));
+    format!(
+        "{module}-{arch}-nvrtc{ma}.{mi}-{:016x}.ptx",
+        crate::fnv1a(full.as_bytes())
+    )
+}
+
+/// Distinguishes the temporary cache files of threads (and opens) of one
+/// process that compile the same module at once.
+static TMP_SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Compiles one module for `arch` (e.g. `sm_90`) with NVRTC, through the
 /// disk cache. NVRTC must be present ([`nvrtc_present`]).
 pub fn compile(module: &'static str, src: &str, arch: &'static str, use_cache: bool) -> Compiled {
     let full = full_source(src);
-    let key = format!("{module}-{arch}-{:016x}.ptx", crate::fnv1a(full.as_bytes()));
+    let key = cache_key(module, arch, nvrtc_version(), &full);
     let path = cache_dir().map(|d| d.join(&key));
     if let Some(ptx) = path
         .as_ref()
@@ -162,7 +198,11 @@ pub fn compile(module: &'static str, src: &str, arch: &'static str, use_cache: b
         // write through a temporary name so a reader never sees half a file.
         if let Some(dir) = p.parent() {
             let _ = std::fs::create_dir_all(dir);
-            let tmp = p.with_extension(format!("tmp{}", std::process::id()));
+            let tmp = p.with_extension(format!(
+                "tmp{}-{}",
+                std::process::id(),
+                TMP_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            ));
             if std::fs::write(&tmp, ptx).is_ok() {
                 let _ = std::fs::rename(&tmp, p);
             }
@@ -264,4 +304,37 @@ pub fn info(
     );
     out.push_str(&failures);
     Ok((out, ok == total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_names_part_by_nvrtc_version_source_and_arch() {
+        let full = full_source("extern \"C\" __global__ void k() {}");
+        let a = cache_key("maps", "sm_90", Some((13, 0)), &full);
+        assert!(a.starts_with("maps-sm_90-nvrtc13.0-"), "{a}");
+        assert!(a.ends_with(".ptx"), "{a}");
+        // Another NVRTC, architecture or source: another file.
+        assert_ne!(a, cache_key("maps", "sm_90", Some((13, 2)), &full));
+        assert_ne!(a, cache_key("maps", "sm_80", Some((13, 0)), &full));
+        assert_ne!(
+            a,
+            cache_key("maps", "sm_90", Some((13, 0)), &full_source("x"))
+        );
+        assert_eq!(a, cache_key("maps", "sm_90", Some((13, 0)), &full));
+    }
+
+    #[test]
+    fn an_old_driver_is_named_with_the_version_needed() {
+        assert_eq!(cuda_version(12040), "CUDA 12.4");
+        assert_eq!(cuda_version(MIN_DRIVER), "CUDA 13.0");
+        let why = Probe::OldDriver(12040).why_not().unwrap();
+        assert!(
+            why.contains("CUDA 12.4") && why.contains("CUDA 13.0"),
+            "{why}"
+        );
+        assert_eq!(Probe::Ready { devices: 1 }.why_not(), None);
+    }
 }

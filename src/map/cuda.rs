@@ -202,19 +202,36 @@ impl Slot {
     fn reserve(&mut self, ctx: &Arc<CudaContext>, words: usize, reads: usize) -> Result<()> {
         let st = &self.stream;
         let dev = |e| err("device memory for reads", e);
+        // Each group's buffers are replaced together or not at all: a slot
+        // whose host buffer grew but whose device buffer did not (out of
+        // memory) would pass the length checks above on the next batch and
+        // then copy past the device buffer's end.
         if self.words.len() < words {
             let n = words + words / 4;
-            self.words = pinned(ctx, n, true)?;
-            self.dwords = st.alloc_zeros::<u64>(n).map_err(dev)?;
+            let grown = (
+                pinned(ctx, n, true)?,
+                st.alloc_zeros::<u64>(n).map_err(dev)?,
+            );
+            (self.words, self.dwords) = grown;
         }
         if self.starts.len() < reads {
             let n = reads + reads / 4;
-            self.starts = pinned(ctx, n, true)?;
-            self.lens = pinned(ctx, n, true)?;
-            self.out = pinned(ctx, 4 * n, false)?;
-            self.dstarts = st.alloc_zeros::<u64>(n).map_err(dev)?;
-            self.dlens = st.alloc_zeros::<u32>(n).map_err(dev)?;
-            self.dout = st.alloc_zeros::<u64>(4 * n).map_err(dev)?;
+            let grown = (
+                pinned(ctx, n, true)?,
+                pinned(ctx, n, true)?,
+                pinned(ctx, 4 * n, false)?,
+                st.alloc_zeros::<u64>(n).map_err(dev)?,
+                st.alloc_zeros::<u32>(n).map_err(dev)?,
+                st.alloc_zeros::<u64>(4 * n).map_err(dev)?,
+            );
+            (
+                self.starts,
+                self.lens,
+                self.out,
+                self.dstarts,
+                self.dlens,
+                self.dout,
+            ) = grown;
         }
         Ok(())
     }
