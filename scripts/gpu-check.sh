@@ -16,6 +16,10 @@
 #   bench  chr20 builds on both devices, in parts, mapping 1M reads, and
 #          the reads reader on the machine's 16 cores
 #   scale  a 3.1 Gbp human-scale build on the GPU, then `check`
+#   sanitize  (when device time is left) the in-process device tests under
+#          compute-sanitizer's memcheck: out-of-bounds and misaligned device
+#          accesses that a differential test can miss when the result
+#          happens to match
 # With the device tool, one call each, tests first (the most valuable):
 #   run(command="scripts/gpu-check.sh run tests", carry=["gpu-carry"], timeout_s=600)
 #
@@ -215,22 +219,57 @@ run_scale() {
     cat "$out/summary.txt"
 }
 
+# The device tests that run in-process (no fmalign child), smallest first.
+SANITIZED="radix_sort_matches_cpu scans_match_cpu compact_gather_scatter_match_cpu
+maps_match_cpu segmented_sort_matches_cpu merge_matches_cpu mapping_matches_cpu
+exact_batch_across_sub_batches_matches_cpu algorithms_match_cpu"
+
+run_sanitize() {
+    local cs t rc
+    cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+    if [ -z "$cs" ]; then
+        echo "SKIPPED sanitize: compute-sanitizer not found" | tee "$out/summary.txt"
+        return
+    fi
+    SECONDS=0
+    {
+        for t in $SANITIZED; do
+            # The call's 10 minutes: no test is started after 7.
+            if ((SECONDS > 420)); then
+                echo "SKIPPED device::$t (time)"
+                continue
+            fi
+            echo "== memcheck device::$t"
+            timeout 150 "$cs" --tool memcheck --error-exitcode 9 --print-limit 20 \
+                "$CARRY/bin/gpu" --test-threads=1 --exact "device::$t" 2>&1 | tail -n 40
+            rc=$?
+            echo "rc=$rc device::$t (${SECONDS} s)"
+        done
+    } | tee "$out/sanitize.log"
+    {
+        echo "== summary (sanitize)"
+        cat "$out/gpu-info.txt"
+        grep -E '^(rc=|SKIPPED|test result|=========.*ERROR SUMMARY)' "$out/sanitize.log"
+    } >"$out/summary.txt"
+    cat "$out/summary.txt"
+}
+
 case "${1:-}" in
 prepare) prepare ;;
 run)
     case "${2:-}" in
-    tests | bench | scale)
+    tests | bench | scale | sanitize)
         setup
         "run_$2"
         ;;
     *)
-        echo "usage: scripts/gpu-check.sh run tests|bench|scale (one device call each)" >&2
+        echo "usage: scripts/gpu-check.sh run tests|bench|scale|sanitize (one device call each)" >&2
         exit 2
         ;;
     esac
     ;;
 *)
-    echo "usage: scripts/gpu-check.sh prepare | run tests|bench|scale" >&2
+    echo "usage: scripts/gpu-check.sh prepare | run tests|bench|scale|sanitize" >&2
     exit 2
     ;;
 esac
