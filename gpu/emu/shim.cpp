@@ -24,10 +24,37 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <utility>
 #include <vector>
+
+// The bounds of the shared variables' section (shim.h's __shared__), from
+// the linker.
+extern "C" char __start_emu_shared[], __stop_emu_shared[];
 
 namespace emu {
 namespace {
+
+// Fills shared memory with a byte that changes from block to block.
+void poison_shared() {
+    static unsigned char v = 0x5a;
+    v = static_cast<unsigned char>(v * 13 + 7);
+    std::memset(__start_emu_shared, v, static_cast<size_t>(__stop_emu_shared - __start_emu_shared));
+}
+
+// The order a launch runs its blocks in: 0..grid shuffled by a fixed
+// xorshift stream that goes on across launches.
+std::vector<unsigned> block_order(unsigned grid) {
+    static unsigned long long x = 88172645463325252ull;
+    std::vector<unsigned> order(grid);
+    for (unsigned b = 0; b < grid; b++) order[b] = b;
+    for (unsigned b = grid; b > 1; b--) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        std::swap(order[b - 1], order[x % b]);
+    }
+    return order;
+}
 
 enum class State { Runnable, Waiting, Done };
 
@@ -287,8 +314,9 @@ void launch(unsigned grid, unsigned block, const std::function<void()>& kernel, 
     g_gdim = {grid, 1, 1};
     g_running = true;
     g_stats.launches++;
-    for (unsigned b = 0; b < grid; b++) {
+    for (unsigned b : block_order(grid)) {
         g_bidx = {b, 0, 0};
+        poison_shared();
         run_block(block);
         g_stats.blocks++;
         g_stats.threads += block;

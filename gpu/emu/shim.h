@@ -14,7 +14,9 @@
 // * atomicAdd on u32 to a plain add (threads never run at the same time);
 // * __popcll to the compiler's popcount.
 //
-// A launch runs its blocks one after another; the threads of a block are
+// A launch runs its blocks one after another, in a shuffled order (a fixed
+// xorshift stream, so every run is the same): code that needs block b - 1 to
+// run before block b fails here as it may on a GPU. The threads of a block are
 // fibers on the calling thread (shim.cpp), each running until it waits at a
 // barrier or returns. The scheduler sweeps the runnable threads alternately
 // in increasing and decreasing order, so code that races between two
@@ -24,9 +26,11 @@
 // (0 blocks, more than 1024 threads). A crash (SIGSEGV and the like) is
 // reported with the kernel, block and thread it happened in.
 //
-// Not emulated: undefined shared memory at block start (static storage keeps
-// the previous block's values), warp lockstep beyond the shuffle, memory
-// models; only the built-ins listed above exist.
+// Shared memory is filled with a new garbage byte before each block (a
+// __shared__ array of a kernel; a `static __shared__` inside a function
+// template may land outside the section and keep the last block's values).
+// Not emulated: warp lockstep beyond the shuffle, memory models; only the
+// built-ins listed above exist.
 
 #pragma once
 
@@ -73,7 +77,10 @@ Stats stats();
 #define __global__
 #define __device__
 #define __forceinline__ inline
-#define __shared__ static
+// Shared variables get a section of their own, which the launcher fills with
+// garbage before each block (shim.cpp): a block that reads shared memory it
+// did not write sees neither zeros nor the last block's values.
+#define __shared__ static __attribute__((section("emu_shared")))
 
 inline void __syncthreads() { ::emu::sync_block(); }
 
