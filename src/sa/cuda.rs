@@ -823,6 +823,10 @@ impl Backend for Cuda {
         k: u32,
     ) -> Result<DevBuf<u8>> {
         let lbits = bits_for(k as u64);
+        assert!(
+            k >= 1 && 2 * k + lbits <= 64,
+            "text_heads: {k} characters do not fit a key"
+        );
         let mut out = self.alloc::<u8>(pos.len)?;
         let m = pos.len as u64;
         if m > 0 {

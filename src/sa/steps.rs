@@ -471,7 +471,8 @@ pub trait Backend: Sync + Sized {
     ) -> Result<Self::Buf<u8>>;
 
     /// [`Backend::head_flags`] of the `text_keys` of `pos`, computing the
-    /// keys on the fly.
+    /// keys on the fly (`u64` keys: `k` must fit one with its length field,
+    /// `2k + bits(k) <= 64`, else it panics).
     fn text_heads<W: Word>(
         &self,
         packed: &Self::Buf<u64>,

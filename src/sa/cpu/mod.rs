@@ -465,6 +465,10 @@ impl Backend for Cpu {
         k: u32,
     ) -> Result<Vec<u8>> {
         let lbits = bits_for(k as u64);
+        assert!(
+            k >= 1 && 2 * k + lbits <= 64,
+            "text_heads: {k} characters do not fit a key"
+        );
         let key = |p: W| text_key(packed, n, p.to_u64(), k, lbits);
         let mut out: Vec<u8> = zeroed(pos.len());
         out.par_chunks_mut(GRAIN).enumerate().for_each(|(c, o)| {
