@@ -98,6 +98,17 @@ setup() {
     export FMALIGN_SHARED_DATA="$PWD/$CARRY/data" FMALIGN_REQUIRE_NVRTC=1
 }
 
+# GNU time where the machine has it, else the same two fields (%e, %M)
+# from scripts/time-rss.py: the GPU machine's image may lack GNU time.
+if [ -x /usr/bin/time ]; then
+    TIME=(/usr/bin/time)
+else
+    TIME=(python3 "$PWD/scripts/time-rss.py")
+fi
+
+# seconds T0 T1: T1 - T0 with three decimals (no bc needed).
+seconds() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+
 run_tests() {
     {
         echo "== tests/gpu.rs (every step and algorithm, GPU against CPU)"
@@ -121,7 +132,7 @@ bench() {
     local idx="$work/$g.$dev.$sa.fmi"
     local t0 t1 line
     t0=$(date +%s.%N)
-    timeout "${STEP_TIMEOUT:-240}" /usr/bin/time -f "%M" -o "$work/rss" "$fm" index -t 16 \
+    timeout "${STEP_TIMEOUT:-240}" "${TIME[@]}" -f "%M" -o "$work/rss" "$fm" index -t 16 \
         --device "$dev" --sa "$sa" --stats -p "$idx" "$fa" 2>"$work/err"
     t1=$(date +%s.%N)
     grep '^sa' "$work/err" >"$out/rounds-$g-$dev-$sa.tsv" || true
@@ -131,7 +142,7 @@ bench() {
         cmp -s "$idx" "$work/$g.cpu.libsais.fmi" && same=yes || same=NO
     fi
     printf '%s\t%s\t%s\t%.3f\t%s\t%s\t%s\n' "$g" "$dev" "$sa" \
-        "$(echo "$t1 - $t0" | bc)" "$(cat "$work/rss" 2>/dev/null)" "$same" "$line" | tee -a "$out/bench.tsv"
+        "$(seconds "$t0" "$t1")" "$(cat "$work/rss" 2>/dev/null)" "$same" "$line" | tee -a "$out/bench.tsv"
 }
 
 run_bench() {
@@ -146,12 +157,12 @@ run_bench() {
     for dev in cpu gpu; do
         local idx="$work/chr20.parts.$dev.fmi" t0 t1 same
         t0=$(date +%s.%N)
-        timeout 150 /usr/bin/time -f "%M" -o "$work/rss" "$fm" index -t 16 --device "$dev" \
+        timeout 150 "${TIME[@]}" -f "%M" -o "$work/rss" "$fm" index -t 16 --device "$dev" \
             --max-memory 120M -p "$idx" "$work/chr20.fa" 2>"$work/err"
         t1=$(date +%s.%N)
         cmp -s "$idx" "$work/chr20.cpu.libsais.fmi" && same=yes || same=NO
         printf '%s\t%s\t%s\t%.3f\t%s\t%s\t%s\n' chr20-parts-120M "$dev" blockwise \
-            "$(echo "$t1 - $t0" | bc)" "$(cat "$work/rss")" "$same" \
+            "$(seconds "$t0" "$t1")" "$(cat "$work/rss")" "$same" \
             "$(grep -E 'in parts:|parts sorted|sorting the parts' "$work/err" | tr '\n' ' ')" | tee -a "$out/bench.tsv"
     done
     # Mapping: the same SAM on both devices, and the times.
@@ -171,7 +182,7 @@ PY
     # Four copies of the reads: 4M reads, 400 Mbp, two GPU batches (-K 200M).
     for _ in 1 2 3 4; do cat "$work/r1.fq"; done >"$work/r4.fq"
     for dev in cpu gpu; do
-        timeout 200 /usr/bin/time -f "%e %M" -o "$work/map.$dev.time" "$fm" map -t 16 --device "$dev" \
+        timeout 200 "${TIME[@]}" -f "%e %M" -o "$work/map.$dev.time" "$fm" map -t 16 --device "$dev" \
             "$work/chr20.cpu.libsais.fmi" "$work/r4.fq" 2>"$out/map-$dev.log" | grep -v '^@PG' >"$work/map.$dev.sam"
         echo "map $dev: $(cat "$work/map.$dev.time") (wall s, peak RSS KB; 4M reads of 100 bases) $(grep -E 'kernel|failed' "$out/map-$dev.log" | tr '\n' ' ')" |
             tee -a "$out/bench.tsv"
@@ -179,13 +190,13 @@ PY
     { cmp -s "$work/map.cpu.sam" "$work/map.gpu.sam" && echo "map: same SAM on both devices" ||
         echo "map: SAM DIFFERS between devices"; } | tee -a "$out/bench.tsv"
     # The k-mer table on the device (the cost model: 92 -> 63 B per read base).
-    timeout 200 /usr/bin/time -f "%e %M" -o "$work/map.k12.time" "$fm" map -t 16 --device gpu --kmer 12 \
+    timeout 200 "${TIME[@]}" -f "%e %M" -o "$work/map.k12.time" "$fm" map -t 16 --device gpu --kmer 12 \
         "$work/chr20.cpu.libsais.fmi" "$work/r4.fq" 2>"$out/map-gpu-kmer12.log" | grep -v '^@PG' >"$work/map.k12.sam"
     echo "map gpu --kmer 12: $(cat "$work/map.k12.time") $(grep -E 'kernel|failed' "$out/map-gpu-kmer12.log" | tr '\n' ' ') $(cmp -s "$work/map.cpu.sam" "$work/map.k12.sam" && echo same SAM || echo SAM DIFFERS)" |
         tee -a "$out/bench.tsv"
     # -v 2 (seeds searched, located and verified on the device), 1M reads.
     for dev in cpu gpu; do
-        timeout 120 /usr/bin/time -f "%e %M" -o "$work/map2.$dev.time" "$fm" map -t 16 --device "$dev" -v 2 \
+        timeout 120 "${TIME[@]}" -f "%e %M" -o "$work/map2.$dev.time" "$fm" map -t 16 --device "$dev" -v 2 \
             "$work/chr20.cpu.libsais.fmi" "$work/r1.fq" 2>"$out/map-v2-$dev.log" | grep -v '^@PG' >"$work/map2.$dev.sam"
         echo "map -v 2 $dev: $(cat "$work/map2.$dev.time") (wall s, peak RSS KB; 1M reads) $(grep -E 'kernel|failed' "$out/map-v2-$dev.log" | tr '\n' ' ')" |
             tee -a "$out/bench.tsv"
