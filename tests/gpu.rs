@@ -801,10 +801,34 @@ mod device {
                 .collect::<Vec<_>>()
                 .join("\n")
         };
+        // A GPU run: the SAM, after checking that the device mapped the
+        // reads (a batch the device failed on is mapped on the CPU, the
+        // same SAM: that must not pass for a GPU run). Without -q, whose
+        // notices and summary line say where the reads were mapped.
+        let run_gpu = |args: &[&str]| {
+            let args: Vec<&str> = args.iter().copied().filter(|&a| a != "-q").collect();
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_fmalign"))
+                .current_dir(d)
+                .args(&args)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{args:?}: {err}");
+            assert!(
+                err.contains("reads/s (gpu)") && !err.contains("GPU failed"),
+                "{args:?} did not map on the GPU:\n{err}"
+            );
+            String::from_utf8(out.stdout)
+                .unwrap()
+                .lines()
+                .filter(|l| !l.starts_with("@PG"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
         run(&["index", "-q", "--device", "cpu", "ref.fa"]);
         let cpu = run(&["map", "-q", "--device", "cpu", "-a", "ref.fa", "r.fq"]);
         for batch in ["1000", "10000000"] {
-            let gpu = run(&[
+            let gpu = run_gpu(&[
                 "map", "-q", "--device", "gpu", "-a", "-K", batch, "ref.fa", "r.fq",
             ]);
             assert!(
@@ -831,11 +855,11 @@ mod device {
             let mut args = vec!["map", "-q", "--device", "gpu", "ref.fa", "r.fq", "r2.fq"];
             args.extend_from_slice(batch);
             assert!(
-                run(&args) == cpu,
+                run_gpu(&args) == cpu,
                 "{args:?}: pairs' SAM differs from the CPU's"
             );
         }
-        let gpu = run(&[
+        let gpu = run_gpu(&[
             "map", "-q", "--device", "gpu", "--kmer", "8", "ref.fa", "r.fq", "r2.fq",
         ]);
         assert!(gpu == cpu, "--kmer 8 on the device: SAM differs");
@@ -847,7 +871,7 @@ mod device {
                 let mut gpu_args = cpu_args.clone();
                 gpu_args[3] = "gpu";
                 assert!(
-                    run(&gpu_args) == run(&cpu_args),
+                    run_gpu(&gpu_args) == run(&cpu_args),
                     "{gpu_args:?}: SAM differs"
                 );
             }

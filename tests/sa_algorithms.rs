@@ -931,8 +931,15 @@ fn check_index(fasta: &[u8], what: &str) {
                     );
                 }
                 let path = dir.path().join("x.fmi");
-                build_and_write(reference(fasta), &cfg, &path)
+                let report = build_and_write(reference(fasta), &cfg, &path)
                     .unwrap_or_else(|e| panic!("{what}: {e}"));
+                // A GPU build that failed and fell back to the CPU writes the
+                // same bytes: it must not pass for a GPU build.
+                assert!(
+                    device != Device::Gpu || !report.notices.iter().any(|n| n.contains("instead")),
+                    "{what}: the GPU build fell back to the CPU: {:?}",
+                    report.notices
+                );
                 let bytes = std::fs::read(&path).unwrap();
                 match &first {
                     None => {
