@@ -115,6 +115,49 @@ fn kernels_compile_for_sm_90() {
     }
 }
 
+/// Machine code for sm_90 (what the device loads first, without its PTX
+/// JIT): every module, an ELF image holding each of its kernels; a broken
+/// kernel's log; none for a virtual architecture.
+#[test]
+fn kernels_compile_to_cubin_for_sm_90() {
+    if !gpu::nvrtc_present() {
+        let msg = "NVRTC not found (libnvrtc.so.13 not in LD_LIBRARY_PATH)";
+        if std::env::var_os("FMALIGN_REQUIRE_NVRTC").is_some() {
+            panic!("{msg}, but FMALIGN_REQUIRE_NVRTC is set");
+        }
+        skip(&format!("kernels_compile_to_cubin_for_sm_90: {msg}"));
+        return;
+    }
+    for &(module, src) in gpu::SOURCES {
+        let cubin = gpu::compile_cubin(module, src, "sm_90", false)
+            .unwrap_or_else(|e| panic!("gpu/{module}.cu: no CUBIN for sm_90: {e}"));
+        assert!(
+            cubin.starts_with(b"\x7fELF"),
+            "gpu/{module}.cu: not an ELF image"
+        );
+        let ptx = gpu::compile(module, src, "sm_90", false).result.unwrap();
+        for line in ptx.lines() {
+            if let Some(rest) = line.split(".entry ").nth(1) {
+                let name = rest.trim_end_matches('(').trim();
+                assert!(
+                    cubin.windows(name.len()).any(|w| w == name.as_bytes()),
+                    "gpu/{module}.cu: kernel {name} not in its CUBIN"
+                );
+            }
+        }
+    }
+    let log = gpu::compile_cubin(
+        "broken",
+        "extern \"C\" __global__ void k(u32* x) { x[0] = undefined_name; }",
+        "sm_90",
+        false,
+    )
+    .expect_err("a broken kernel compiled");
+    assert!(log.contains("undefined_name"), "log: {log}");
+    let (module, src) = gpu::SOURCES[0];
+    assert!(gpu::compile_cubin(module, src, "compute_75", false).is_err());
+}
+
 #[test]
 fn a_kernel_that_does_not_compile_is_reported() {
     if !gpu::nvrtc_present() {

@@ -168,7 +168,9 @@ fn driver_err(what: &str, e: impl std::fmt::Display) -> Error {
 }
 
 /// Compiles `module` for `arch` (through the disk cache when `use_cache`)
-/// and loads it into `ctx`; also returns its kernels' names.
+/// and loads it into `ctx`, as machine code where NVRTC makes it for that
+/// architecture, else as PTX; also returns its kernels' names (from the
+/// PTX).
 fn load(
     ctx: &Arc<CudaContext>,
     module: &'static str,
@@ -187,6 +189,13 @@ fn load(
             Some(rest.trim_end_matches('(').trim().to_string())
         })
         .collect();
+    // Machine code first (no JIT, and an NVRTC newer than the driver works);
+    // the PTX when there is none or it does not load.
+    if let Ok(cubin) = super::compile_cubin(module, src, arch, use_cache)
+        && let Ok(m) = ctx.load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
+    {
+        return Ok((m, names));
+    }
     let m = ctx
         .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
         .map_err(|e| {

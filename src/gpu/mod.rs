@@ -194,25 +194,119 @@ pub fn compile(module: &'static str, src: &str, arch: &'static str, use_cache: b
     }
     let result = compile_uncached(module, &full, arch);
     if let (Ok(ptx), Some(p)) = (&result, &path) {
-        // A cache that cannot be written is only slower: ignore errors, and
-        // write through a temporary name so a reader never sees half a file.
-        if let Some(dir) = p.parent() {
-            let _ = std::fs::create_dir_all(dir);
-            let tmp = p.with_extension(format!(
-                "tmp{}-{}",
-                std::process::id(),
-                TMP_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-            ));
-            if std::fs::write(&tmp, ptx).is_ok() {
-                let _ = std::fs::rename(&tmp, p);
-            }
-        }
+        cache_write(p, ptx.as_bytes());
     }
     Compiled {
         module,
         result,
         cached: false,
     }
+}
+
+/// Writes a compiled module to the disk cache. A cache that cannot be
+/// written is only slower: errors are ignored, and the file is written
+/// through a temporary name so that a reader never sees half of it.
+fn cache_write(p: &std::path::Path, bytes: &[u8]) {
+    if let Some(dir) = p.parent() {
+        let _ = std::fs::create_dir_all(dir);
+        let tmp = p.with_extension(format!(
+            "tmp{}-{}",
+            std::process::id(),
+            TMP_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        if std::fs::write(&tmp, bytes).is_ok() {
+            let _ = std::fs::rename(&tmp, p);
+        }
+    }
+}
+
+/// Machine code (CUBIN) of one module for a real architecture `arch`
+/// (`sm_XX`), through the disk cache (`.cubin` beside the PTX). The device
+/// loads it without its PTX JIT, so an NVRTC newer than the driver works
+/// too: CUDA's minor-version compatibility covers machine code, not PTX (a
+/// 13.0 driver refuses the PTX of NVRTC 13.1). An error for a virtual
+/// architecture (`compute_XX`), or when NVRTC cannot make one.
+pub fn compile_cubin(
+    module: &'static str,
+    src: &str,
+    arch: &'static str,
+    use_cache: bool,
+) -> std::result::Result<Vec<u8>, String> {
+    if !arch.starts_with("sm_") {
+        return Err(format!("{arch} is a virtual architecture: PTX only"));
+    }
+    let full = full_source(src);
+    let key = cache_key(module, arch, nvrtc_version(), &full);
+    let path = cache_dir().map(|d| d.join(&key).with_extension("cubin"));
+    if let Some(cubin) = path
+        .as_ref()
+        .filter(|_| use_cache)
+        .and_then(|p| std::fs::read(p).ok())
+        .filter(|c| is_elf(c))
+    {
+        return Ok(cubin);
+    }
+    let cubin = compile_cubin_uncached(module, &full, arch)?;
+    if !is_elf(&cubin) {
+        return Err(format!(
+            "NVRTC's CUBIN of gpu/{module}.cu is not an ELF image"
+        ));
+    }
+    if let Some(p) = &path {
+        cache_write(p, &cubin);
+    }
+    Ok(cubin)
+}
+
+/// Whether `b` starts as an ELF file does (a CUBIN is one).
+fn is_elf(b: &[u8]) -> bool {
+    b.starts_with(b"\x7fELF")
+}
+
+#[cfg(feature = "gpu")]
+fn compile_cubin_uncached(
+    module: &str,
+    full: &str,
+    arch: &str,
+) -> std::result::Result<Vec<u8>, String> {
+    use cudarc::nvrtc::{result, sys};
+    let err = |what: &str, e: result::NvrtcError| format!("{what}: {e:?}");
+    let src = std::ffi::CString::new(full).map_err(|e| format!("gpu/{module}.cu: {e}"))?;
+    let name = std::ffi::CString::new(format!("{module}.cu")).expect("no NUL in a module name");
+    let prog =
+        result::create_program(&src, Some(&name)).map_err(|e| err("nvrtcCreateProgram", e))?;
+    let opts = [format!("--gpu-architecture={arch}"), "--std=c++17".into()];
+    // SAFETY: `prog` was just created and is destroyed once, below; `src`
+    // and `name`, which it may point into, outlive it. The CUBIN buffer
+    // holds the size NVRTC reported.
+    unsafe {
+        let out = result::compile_program(prog, &opts)
+            .map_err(|e| {
+                let log: Vec<u8> = result::get_program_log(prog)
+                    .map(|l| l.iter().map(|&c| c as u8).take_while(|&c| c != 0).collect())
+                    .unwrap_or_default();
+                let log = String::from_utf8_lossy(&log);
+                format!("{}: {log}", err("nvrtcCompileProgram", e))
+            })
+            .and_then(|()| {
+                let mut size = 0usize;
+                sys::nvrtcGetCUBINSize(prog, &mut size)
+                    .result()
+                    .map_err(|e| err("nvrtcGetCUBINSize", e))?;
+                let mut cubin = vec![0u8; size];
+                sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr().cast())
+                    .result()
+                    .map_err(|e| err("nvrtcGetCUBIN", e))?;
+                Ok(cubin)
+            });
+        let _ = result::destroy_program(prog);
+        out
+    }
+}
+
+#[cfg(not(feature = "gpu"))]
+fn compile_cubin_uncached(_: &str, _: &str, _: &str) -> std::result::Result<Vec<u8>, String> {
+    Err("built without the gpu feature".into())
 }
 
 #[cfg(feature = "gpu")]
