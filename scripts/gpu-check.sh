@@ -26,9 +26,11 @@
 # `run tests` writes gpu-info.txt, tests.log (the differential tests, GPU
 # against CPU, the device memory peaks against the plan, the index builds on
 # both devices); `run bench` bench.tsv (index builds: device, algorithm, wall
-# seconds, peak RSS, identical bytes or not, device memory peak), rounds-*.tsv
-# (--stats per round), map-*.log (with the search kernel's G bases/s);
-# `run scale` human-scale.txt; each a summary.txt.
+# seconds, peak RSS, identical bytes or not, device memory peak) and
+# bench-details.tgz (rounds-*.tsv, --stats per round; map-*.log, with the
+# search kernel's G bases/s); `run scale` human-scale.txt and
+# scale-details.tgz; `run sanitize` sanitize.log; each a summary.txt. At most
+# 5 files a part: the device tool brings back 8.
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -88,7 +90,13 @@ setup() {
             break
         fi
     done
-    export FMALIGN_CACHE="$out/kernel-cache"
+    # The device tool brings back at most 8 files from $OUT: the kernel
+    # cache, --stats rounds and map logs stay in $work ($det), and each part
+    # packs $det into one archive there at its end.
+    export FMALIGN_CACHE="$work/kernel-cache"
+    det="$work/details"
+    rm -rf "$det"
+    mkdir -p "$det"
     {
         date -u +"date: %Y-%m-%dT%H:%M:%SZ"
         nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
@@ -135,7 +143,7 @@ bench() {
     timeout "${STEP_TIMEOUT:-240}" "${TIME[@]}" -f "%M" -o "$work/rss" "$fm" index -t 16 \
         --device "$dev" --sa "$sa" --stats -p "$idx" "$fa" 2>"$work/err"
     t1=$(date +%s.%N)
-    grep '^sa' "$work/err" >"$out/rounds-$g-$dev-$sa.tsv" || true
+    grep '^sa' "$work/err" >"$det/rounds-$g-$dev-$sa.tsv" || true
     line=$(grep -E 'suffix array|device memory|instead' "$work/err" | tr '\n' ' ')
     local same=ref
     if [ -e "$work/$g.cpu.libsais.fmi" ] && [ "$idx" != "$work/$g.cpu.libsais.fmi" ]; then
@@ -183,22 +191,22 @@ PY
     for _ in 1 2 3 4; do cat "$work/r1.fq"; done >"$work/r4.fq"
     for dev in cpu gpu; do
         timeout 200 "${TIME[@]}" -f "%e %M" -o "$work/map.$dev.time" "$fm" map -t 16 --device "$dev" \
-            "$work/chr20.cpu.libsais.fmi" "$work/r4.fq" 2>"$out/map-$dev.log" | grep -v '^@PG' >"$work/map.$dev.sam"
-        echo "map $dev: $(cat "$work/map.$dev.time") (wall s, peak RSS KB; 4M reads of 100 bases) $(grep -E 'kernel|failed' "$out/map-$dev.log" | tr '\n' ' ')" |
+            "$work/chr20.cpu.libsais.fmi" "$work/r4.fq" 2>"$det/map-$dev.log" | grep -v '^@PG' >"$work/map.$dev.sam"
+        echo "map $dev: $(cat "$work/map.$dev.time") (wall s, peak RSS KB; 4M reads of 100 bases) $(grep -E 'kernel|failed' "$det/map-$dev.log" | tr '\n' ' ')" |
             tee -a "$out/bench.tsv"
     done
     { cmp -s "$work/map.cpu.sam" "$work/map.gpu.sam" && echo "map: same SAM on both devices" ||
         echo "map: SAM DIFFERS between devices"; } | tee -a "$out/bench.tsv"
     # The k-mer table on the device (the cost model: 92 -> 63 B per read base).
     timeout 200 "${TIME[@]}" -f "%e %M" -o "$work/map.k12.time" "$fm" map -t 16 --device gpu --kmer 12 \
-        "$work/chr20.cpu.libsais.fmi" "$work/r4.fq" 2>"$out/map-gpu-kmer12.log" | grep -v '^@PG' >"$work/map.k12.sam"
-    echo "map gpu --kmer 12: $(cat "$work/map.k12.time") $(grep -E 'kernel|failed' "$out/map-gpu-kmer12.log" | tr '\n' ' ') $(cmp -s "$work/map.cpu.sam" "$work/map.k12.sam" && echo same SAM || echo SAM DIFFERS)" |
+        "$work/chr20.cpu.libsais.fmi" "$work/r4.fq" 2>"$det/map-gpu-kmer12.log" | grep -v '^@PG' >"$work/map.k12.sam"
+    echo "map gpu --kmer 12: $(cat "$work/map.k12.time") $(grep -E 'kernel|failed' "$det/map-gpu-kmer12.log" | tr '\n' ' ') $(cmp -s "$work/map.cpu.sam" "$work/map.k12.sam" && echo same SAM || echo SAM DIFFERS)" |
         tee -a "$out/bench.tsv"
     # -v 2 (seeds searched, located and verified on the device), 1M reads.
     for dev in cpu gpu; do
         timeout 120 "${TIME[@]}" -f "%e %M" -o "$work/map2.$dev.time" "$fm" map -t 16 --device "$dev" -v 2 \
-            "$work/chr20.cpu.libsais.fmi" "$work/r1.fq" 2>"$out/map-v2-$dev.log" | grep -v '^@PG' >"$work/map2.$dev.sam"
-        echo "map -v 2 $dev: $(cat "$work/map2.$dev.time") (wall s, peak RSS KB; 1M reads) $(grep -E 'kernel|failed' "$out/map-v2-$dev.log" | tr '\n' ' ')" |
+            "$work/chr20.cpu.libsais.fmi" "$work/r1.fq" 2>"$det/map-v2-$dev.log" | grep -v '^@PG' >"$work/map2.$dev.sam"
+        echo "map -v 2 $dev: $(cat "$work/map2.$dev.time") (wall s, peak RSS KB; 1M reads) $(grep -E 'kernel|failed' "$det/map-v2-$dev.log" | tr '\n' ' ')" |
             tee -a "$out/bench.tsv"
     done
     { cmp -s "$work/map2.cpu.sam" "$work/map2.gpu.sam" && echo "map -v 2: same SAM on both devices" ||
@@ -206,6 +214,7 @@ PY
     # Last (no GPU needed): the reads reader with 1, 2, 4 and 16 threads
     # (plain, gzip, BGZF; benches/fastq_read.rs).
     timeout 120 "$CARRY/bin/fastq_read" 2>&1 | sed 's/^/reader: /' | tee -a "$out/bench.tsv"
+    tar czf "$out/bench-details.tgz" -C "$det" .
     {
         echo "== summary (bench)"
         cat "$out/gpu-info.txt"
@@ -222,6 +231,7 @@ run_scale() {
     STEP_TIMEOUT=270 bench human-scale "$work/human-scale.fa" gpu hybrid
     timeout 100 "$fm" check "$work/human-scale.gpu.hybrid.fmi" >>"$out/human-scale.txt" 2>&1
     echo "check rc=$?" >>"$out/human-scale.txt"
+    tar czf "$out/scale-details.tgz" -C "$det" .
     {
         echo "== summary (scale)"
         cat "$out/gpu-info.txt"
