@@ -31,6 +31,18 @@ Two kinds:
                with 0-10% substitutions (like var/rifin/stevor families).
            These are what keep suffixes unsorted for many prefix-doubling
            rounds on real genomes.
+  satellite
+           LENGTH bases of uniform random sequence with one centromere-like
+           satellite array of --array bases (default a fifth of LENGTH) in
+           the middle, modelled on the alpha-satellite arrays of the T2T
+           human assembly: a 171-base monomer, a higher-order repeat (HOR)
+           of --hor monomers (default 12, each 20% diverged from the first),
+           and the HOR copied end to end, each copy made from the one before
+           with --div substitutions per base (default 0.001), or exactly
+           (a copy in --exact of cases, default 0.3), so that neighbouring
+           copies are near-identical and far ones drift apart (layered
+           expansion). --div 0 gives an exact tandem array inside random
+           sequence.
 
 Output is deterministic: the same arguments give the same bytes on every
 machine and Python 3 version (the randomness is SHAKE-256 of the seed and a
@@ -42,6 +54,8 @@ Usage:
   scripts/make-test-genomes.py fib     LENGTH OUT.fa
   scripts/make-test-genomes.py tandem  LENGTH OUT.fa [--unit N] [--seed N]
   scripts/make-test-genomes.py at-rich LENGTH OUT.fa [--seed N] [--at FRACTION]
+  scripts/make-test-genomes.py satellite LENGTH OUT.fa [--array N] [--hor N] [--div F]
+                                         [--exact F] [--seed N]
 LENGTH takes a k, M or G suffix (20M = 20,000,000). OUT.fa may be - for stdout.
 A summary (length, A+T fraction, share of each feature) goes to stderr.
 """
@@ -211,6 +225,39 @@ def at_rich(length, seed, at):
     return bytes(out), share
 
 
+def random_bases(n, stream):
+    """n uniform bases (indices 0..3), four from each byte of the stream."""
+    out = bytearray()
+    while len(out) < n:
+        chunk = bytes(next(stream) for _ in range(min(1 << 16, (n - len(out) + 3) // 4)))
+        out += b"".join(QUAD[b] for b in chunk)
+    return bytes(out[:n])
+
+
+QUAD = [bytes(((b >> 6) & 3, (b >> 4) & 3, (b >> 2) & 3, b & 3)) for b in range(256)]
+
+
+def satellite(length, array, hor, div, exact, seed):
+    """Random sequence with a T2T-like alpha-satellite HOR array in the middle."""
+    rng = Rng(seed)
+    stream = byte_stream(seed, "satellite")
+    array = min(array, length)
+    monomer = random_bases(171, stream)
+    unit = b"".join(monomer if k == 0 else mutate(monomer, 0.2, rng, 0.5) for k in range(hor))
+    arr = bytearray()
+    copy = unit
+    copies = 0
+    while len(arr) < array:
+        arr += copy
+        copies += 1
+        if rng.random() >= exact:
+            copy = mutate(copy, div, rng, 0.5)
+    del arr[array:]
+    left = (length - array) // 2
+    seq = random_bases(left, stream) + bytes(arr) + random_bases(length - array - left, stream)
+    return seq, copies, len(unit)
+
+
 def fibonacci(length):
     """The first LENGTH letters of the Fibonacci word (S1 = A, S2 = AC,
     S(k) = S(k-1) S(k-2): the fixed point of A -> AC, C -> A)."""
@@ -237,7 +284,7 @@ def main():
     ap = argparse.ArgumentParser(
         description="Synthetic FASTA genomes for the suffix-array benchmarks.",
         epilog="Same arguments, same bytes.")
-    ap.add_argument("kind", choices=["all-a", "at-rich", "fib", "tandem"])
+    ap.add_argument("kind", choices=["all-a", "at-rich", "fib", "satellite", "tandem"])
     ap.add_argument("length", type=parse_length, help="bases (k/M/G suffix allowed)")
     ap.add_argument("out", help="output FASTA, or - for stdout")
     ap.add_argument("--seed", type=int, default=1, help="at-rich: seed (default 1)")
@@ -245,6 +292,14 @@ def main():
                     help="tandem: repeat unit length (default 10000)")
     ap.add_argument("--at", type=float, default=0.80,
                     help="at-rich: A+T share of the background (default 0.80)")
+    ap.add_argument("--array", type=parse_length, default=None,
+                    help="satellite: array length (default LENGTH/5)")
+    ap.add_argument("--hor", type=int, default=12,
+                    help="satellite: monomers per higher-order repeat (default 12)")
+    ap.add_argument("--div", type=float, default=0.001,
+                    help="satellite: substitutions per base from one copy to the next (default 0.001)")
+    ap.add_argument("--exact", type=float, default=0.3,
+                    help="satellite: share of copies made exactly (default 0.3)")
     a = ap.parse_args()
     if a.length < 1:
         ap.error("length must be at least 1")
@@ -262,6 +317,17 @@ def main():
         seq = (unit * (a.length // len(unit) + 1))[:a.length]
         write_fasta(a.out, f"tandem length={a.length} unit={len(unit)} seed={a.seed}", seq)
         print(f"tandem: {a.length} bases, unit {len(unit)}", file=sys.stderr)
+        return
+    if a.kind == "satellite":
+        if a.hor < 1 or not 0.0 <= a.div < 1.0 or not 0.0 <= a.exact <= 1.0:
+            ap.error("--hor must be at least 1, --div in [0, 1), --exact in [0, 1]")
+        array = a.length // 5 if a.array is None else a.array
+        codes, copies, unit = satellite(a.length, array, a.hor, a.div, a.exact, a.seed)
+        seq = codes.translate(bytes.maketrans(b"\x00\x01\x02\x03", b"ACGT"))
+        write_fasta(a.out, f"satellite length={a.length} array={array} hor={unit} div={a.div} "
+                    f"exact={a.exact} seed={a.seed}", seq)
+        print(f"satellite: {a.length} bases, array {min(array, a.length)} bases of {copies} "
+              f"copies of a {unit}-base HOR", file=sys.stderr)
         return
     if not 0.0 < a.at < 1.0:
         ap.error("--at must be between 0 and 1")

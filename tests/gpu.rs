@@ -624,6 +624,12 @@ mod device {
             "tandem 171 x 2000".into(),
             unit.iter().copied().cycle().take(342_000).collect(),
         ));
+        // A satellite array inside random sequence: the hybrid's doubling
+        // stalls after a round over the array alone, which it recurses on.
+        let mut sat: Vec<u8> = (0..300_000).map(|_| r.below(4) as u8).collect();
+        sat.extend(unit.iter().copied().cycle().take(60_000));
+        sat.extend((0..100_000).map(|_| r.below(4) as u8));
+        t.push(("satellite 60000 in random 460000".into(), sat));
         for name in ["lambda_virus.fa", "human_chrM_NC_012920.fa"] {
             let path = std::env::var_os("FMALIGN_SHARED_DATA")
                 .map(std::path::PathBuf::from)

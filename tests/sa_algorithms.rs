@@ -25,6 +25,7 @@ use common::{Rng, run_ok};
 use fmalign::device::Device;
 use fmalign::index::{Index, IndexConfig, build_and_write, build_in_memory};
 use fmalign::reference::{Reference, read_fasta_from};
+use fmalign::sa::hybrid::Tied;
 use fmalign::sa::{self, Round, SaAlgorithm};
 use proptest::prelude::*;
 
@@ -648,10 +649,18 @@ fn check_rounds(rows: &[Row], algo: SaAlgorithm, n: u64) {
             doubling[i - 1].unsorted
         };
         assert!(r.unsorted <= before, "{}", ctx());
+        // What the rounds up to this one left, as the hybrid judges them.
+        let tied: Vec<Tied> = doubling[..=i]
+            .iter()
+            .map(|r| Tied {
+                unsorted: r.unsorted,
+                groups: r.groups,
+            })
+            .collect();
         if i + 1 == doubling.len() {
             if switched {
                 assert!(
-                    fmalign::sa::hybrid::stalled(before, r.unsorted, sample),
+                    fmalign::sa::hybrid::switch_now(sample, &tied),
                     "switched before stalling: {}",
                     ctx()
                 );
@@ -670,7 +679,7 @@ fn check_rounds(rows: &[Row], algo: SaAlgorithm, n: u64) {
         assert!(r.groups > 0 && 2 * r.groups <= r.unsorted, "{}", ctx());
         if merge {
             assert!(
-                !fmalign::sa::hybrid::stalled(before, r.unsorted, sample),
+                !fmalign::sa::hybrid::switch_now(sample, &tied),
                 "stalled without switching: {}",
                 ctx()
             );
@@ -679,7 +688,10 @@ fn check_rounds(rows: &[Row], algo: SaAlgorithm, n: u64) {
     let mut end = prefix;
     if switched {
         // Skew on the reduced string of the sample's names, each spanning
-        // h characters, 3 apart.
+        // h characters, 3 apart: all of S12 after the first sort; after a
+        // round, all of S12 or, when at most a quarter of it is tied, only
+        // the suffixes still tied and the chains that spell them (at least
+        // the tied ones, at most twice as many).
         let (h, round) = (last.h, prefix as u32);
         let skew_rows: Vec<Row> = rows[prefix..]
             .iter()
@@ -688,7 +700,25 @@ fn check_rounds(rows: &[Row], algo: SaAlgorithm, n: u64) {
                 ..r.clone()
             })
             .collect();
-        end += check_skew_levels(&skew_rows, sample, |d| h + 3 * (3u64.pow(d + 1) - 1), &ctx);
+        let n02 = skew_rows
+            .first()
+            .unwrap_or_else(|| panic!("{}", ctx()))
+            .unsorted;
+        let input = if n02 == sample.div_ceil(3) + sample / 3 {
+            sample
+        } else {
+            assert!(prefix > 1, "part of S12 after the first sort: {}", ctx());
+            // The shortest string of n02 = ceil(l / 3) + floor(l / 3).
+            let l = 3 * (n02 / 2) + n02 % 2;
+            assert!(
+                l + 1 >= last.unsorted && l <= 2 * last.unsorted && 4 * last.unsorted <= sample,
+                "a partial string of {l} names for {} tied suffixes: {}",
+                last.unsorted,
+                ctx()
+            );
+            l
+        };
+        end += check_skew_levels(&skew_rows, input, |d| h + 3 * (3u64.pow(d + 1) - 1), &ctx);
     }
     if merge {
         assert_eq!(end + 1, rows.len(), "{}", ctx());
@@ -760,7 +790,16 @@ fn rounds_reported_by_build_with() {
     ];
     let block = random_text(&mut rng, 300, 4);
     texts.push(periodic(&block, 9000));
-    for text in &texts {
+    // Satellite arrays inside random sequence: the doubling stalls over
+    // the arrays' suffixes after a round, and only they are recursed on.
+    let satellites = texts.len();
+    for (unit, array) in [(50, 1500), (7, 1200), (171, 2000)] {
+        let mut text = random_text(&mut rng, 6000, 4);
+        text.extend(periodic(&random_text(&mut rng, unit, 4), array));
+        text.extend(random_text(&mut rng, 2000, 4));
+        texts.push(text);
+    }
+    for (t, text) in texts.iter().enumerate() {
         for algo in ALL {
             let mut rows = Vec::new();
             let sa =
@@ -768,6 +807,13 @@ fn rounds_reported_by_build_with() {
             let got: Vec<u64> = sa.as_slice().iter().map(|&x| u64::from(x)).collect();
             verify_sa(text, &got).unwrap();
             check_rounds(&rows, algo, text.len() as u64);
+            if algo == SaAlgorithm::Hybrid && t >= satellites {
+                // The recursion sorted the arrays' suffixes, not all of S12.
+                let n = text.len() as u64;
+                let m = n - n.div_ceil(3);
+                let first = rows.iter().find(|r| r.stage == "recurse").unwrap();
+                assert!(first.unsorted < m / 2, "{rows:#?}");
+            }
         }
     }
 }

@@ -8,11 +8,14 @@
 //!    the rank of the suffix `h` further on (a segmented sort; `h` stays a
 //!    multiple of 3 so that suffix is in S12 too), re-ranks them, and
 //!    compacts away every suffix now alone in its group, until none is left
-//!    — or until the doubling stalls ([`stalled`]: on a run of one base, a
+//!    — or until the doubling stalls ([`switch_now`]: on a run of one base, a
 //!    tandem repeat or a Fibonacci word a round settles only the suffixes
 //!    near the end, for `log2(n / 27)` rounds). Then the names of the groups
 //!    become a string that skew's recursion sorts (`sort_by_recursion`;
-//!    why that is the S12 order is in docs/ALGORITHMS.md, hybrid step 2′).
+//!    why that is the S12 order is in docs/ALGORITHMS.md, hybrid step 2′):
+//!    of all of S12 when the first sort stalls, of the suffixes still tied
+//!    and the chains that spell them when a round does
+//!    (`finish_by_recursion`: a satellite array inside a genome).
 //! 3. The suffixes at `p % 3 == 0` are induced: their order by
 //!    `(c[p], rank[p+1])` is the S12 order of `p + 1` (compaction), stably
 //!    sorted by `c[p]` (one 3-bit radix pass).
@@ -31,7 +34,7 @@ use std::time::Instant;
 
 use super::doubling::Unsorted;
 use super::skew;
-use super::steps::{Backend, Chars, Iota, Order, RankLayout, Word};
+use super::steps::{Backend, Chars, Iota, Order, RankLayout, Word, bits_for};
 use super::{DataParallel, Round, Stage};
 use crate::error::Result;
 
@@ -40,11 +43,6 @@ pub const KEY_CHARS: u32 = 27;
 
 /// Block size of the segmented sort.
 pub const BLOCK: usize = 4096;
-
-/// The doubling hands S12 to the skew recursion ([`stalled`]) only while
-/// more than `1 / STALL_SHARE` of S12 is unsorted: below that, even a round
-/// that settles nothing costs less than an eighth of one over all of S12.
-pub const STALL_SHARE: u64 = 8;
 
 /// Where the doubling keeps its ranks (a rank per S12 suffix).
 const L: RankLayout = RankLayout::Interleaved;
@@ -108,7 +106,7 @@ struct SortedS12<B: Backend, W: Word> {
 }
 
 /// Steps 1 and 2: S12 sorted by [`KEY_CHARS`] characters, then by prefix
-/// doubling until it is sorted or the doubling stalls ([`stalled`]), in
+/// doubling until it is sorted or the doubling stalls ([`switch_now`]), in
 /// which case the skew recursion finishes it ([`sort_by_recursion`]).
 fn sort_s12<B: Backend, W: Word>(
     b: &B,
@@ -122,45 +120,45 @@ fn sort_s12<B: Backend, W: Word>(
     let heads = b.sort_suffixes(packed, n, &mut sa12, KEY_CHARS)?;
     let mut h = u64::from(KEY_CHARS);
     let left = b.count(&b.unsorted(&heads)?)?;
-    if stalled(m as u64, left, m as u64) {
+    let groups = b.count(&heads)?;
+    // Every group but the m - left singletons.
+    let first = Tied {
+        unsorted: left,
+        groups: groups - (m as u64 - left),
+    };
+    if switch_now(m as u64, &[first]) {
         // Straight to the recursion: no ranks, no unsorted lists to build.
-        let groups = b.count(&heads)?;
         log(&Round {
             algorithm: DataParallel::Hybrid,
             round: 0,
             stage: Stage::Sort,
             h,
-            unsorted: left,
-            // Every group but the m - left singletons.
-            groups: groups - (m as u64 - left),
+            unsorted: first.unsorted,
+            groups: first.groups,
             seconds: t.elapsed().as_secs_f64(),
         });
         return sort_by_recursion(b, sa12, heads, groups, n, h, 1, log);
     }
     let mut isa: B::Buf<W> = b.zeros(m)?;
     let mut work = Unsorted::first(b, &sa12, heads, L, &mut isa)?;
-    log(&work.stats(b, DataParallel::Hybrid, 0, h, t)?);
+    let row = work.stats(b, DataParallel::Hybrid, 0, h, t)?;
+    log(&row);
+    let mut tied = vec![Tied::from(&row)];
 
     let mut round = 1;
-    let mut before = m as u64;
     while b.len(&work.pos) > 0 {
-        let left = b.len(&work.pos) as u64;
-        if stalled(before, left, m as u64) {
-            drop(work);
-            // The groups of the h-prefixes, from their ranks in S12 order.
-            let heads = b.head_flags(&b.fetch(&isa, L, &sa12, 0, n)?, None)?;
-            drop(isa);
-            let groups = b.count(&heads)?;
-            return sort_by_recursion(b, sa12, heads, groups, n, h, round, log);
+        if switch_now(m as u64, &tied) {
+            return finish_by_recursion(b, sa12, isa, work, n, h, round, log);
         }
-        before = left;
         let t = Instant::now();
         let mut key = b.fetch(&isa, L, &work.pos, h, n)?;
         let gheads = b.head_flags(&work.rank, None)?;
         b.segmented_sort(&gheads, &mut key, &mut work.pos, BLOCK)?;
         work = work.refine(b, key, gheads, L, &mut isa, &mut sa12)?;
         h *= 2;
-        log(&work.stats(b, DataParallel::Hybrid, round, h, t)?);
+        let row = work.stats(b, DataParallel::Hybrid, round, h, t)?;
+        log(&row);
+        tied.push(Tied::from(&row));
         round += 1;
     }
     Ok(SortedS12 {
@@ -172,17 +170,162 @@ fn sort_s12<B: Backend, W: Word>(
     })
 }
 
-/// Whether the doubling has stalled: the last round (or the first sort, with
-/// `before` all `m` suffixes of S12) left `left` suffixes unsorted, more than
-/// half of the `before` it started with and more than `m / STALL_SHARE`.
-/// On a run of one base, a tandem repeat or a Fibonacci word every round
-/// settles only the suffixes within `h` of the end (or of the repeat's
-/// end), so the doubling would go on for `log2(n / 27)` rounds over nearly
-/// all of S12; the recursion costs a few passes over S12 whatever the text.
-/// A genome's repeats leave a small share unsorted, which the doubling
-/// finishes in a few cheap rounds.
-pub fn stalled(before: u64, left: u64, m: u64) -> bool {
-    2 * left > before && left > m / STALL_SHARE
+/// What the first sort or a doubling round left: the suffixes still tied
+/// and the groups they form (a `--stats` row's `unsorted` and `groups`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tied {
+    pub unsorted: u64,
+    pub groups: u64,
+}
+
+impl From<&Round> for Tied {
+    fn from(r: &Round) -> Tied {
+        Tied {
+            unsorted: r.unsorted,
+            groups: r.groups,
+        }
+    }
+}
+
+/// Whether the doubling hands over to skew's recursion now, after the
+/// rounds that left `after` (`after[0]`: the first sort; `m`: the
+/// suffixes of S12).
+///
+/// * After the first sort: when more than half of S12 is tied. On a run of
+///   one base, a tandem repeat or a Fibonacci word every round settles only
+///   the suffixes within `h` of the end (or of the repeat's end), so the
+///   doubling would go on for `log2(n / 27)` rounds over nearly all of S12;
+///   the recursion sorts it in a few passes whatever the text
+///   ([`sort_by_recursion`]).
+/// * After doubling rounds: when the last two have both *stalled*, each
+///   settling less than a quarter of the suffixes tied before it while
+///   their groups grew by less than a quarter. An exact satellite array
+///   inside a genome does that to its own suffixes for `log2` of its length
+///   rounds (its groups never split); only they are then recursed on
+///   ([`finish_by_recursion`]), at what two to six doubling rounds over them
+///   cost (docs/BENCHMARKS.md). A diverged array (copies 99.9% alike, as in
+///   the T2T human assembly) settles little per round too, but its groups
+///   about double every round and the doubling finishes it in a few more,
+///   for less than the recursion. The other repeats of a genome settle more
+///   than a quarter of what is left in every round.
+pub fn switch_now(m: u64, after: &[Tied]) -> bool {
+    let stalled =
+        |a: &Tied, b: &Tied| 4 * b.unsorted > 3 * a.unsorted && 4 * b.groups < 5 * a.groups;
+    match after {
+        [first] => 2 * first.unsorted > m,
+        [.., a, b, c] => stalled(a, b) && stalled(b, c),
+        _ => false,
+    }
+}
+
+/// S12 sorted by the skew recursion after the doubling stalled in a round:
+/// `sa12` and `isa` as the rounds left them (every suffix ranked by its
+/// `h`-character prefix, the singletons in their final slots), `work` the
+/// `u` suffixes still tied.
+///
+/// Only the tied suffixes `P` and the chains that spell them go to the
+/// recursion, not all of S12: a genome's satellite array stalls the
+/// doubling over its own suffixes while the rest of S12 is long sorted.
+/// The reduced string lists, in the [`split`] layout's order, the suffixes
+/// of `P` and each one's successor 3 bases on, named by their ranks: the
+/// names of `p, p + 3, p + 6, ...` (as in [`sort_by_recursion`]) until the
+/// first suffix not in `P`, which is sorted, so its name is unique and ends
+/// every comparison that reaches it. The recursion's order, restricted to
+/// `P`, is the order of the tied groups' suffixes in `sa12`. Every step here
+/// is over `O(u)` elements, none over S12: on this path the doubling rounds
+/// cost `O(u)` too. When more than a quarter of S12 is tied (the string
+/// could be more than half of it), the whole of S12 goes to
+/// [`sort_by_recursion`] instead: as much work, less memory.
+#[allow(clippy::too_many_arguments)]
+fn finish_by_recursion<B: Backend, W: Word>(
+    b: &B,
+    mut sa12: B::Buf<W>,
+    mut isa: B::Buf<W>,
+    work: Unsorted<B, W>,
+    n: u64,
+    h: u64,
+    round: u32,
+    log: &mut dyn FnMut(&Round),
+) -> Result<SortedS12<B, W>> {
+    let m = b.len(&sa12);
+    let layout = split(n);
+    let RankLayout::Split { n0: n1 } = layout else {
+        unreachable!("split() is a Split layout")
+    };
+    let u = b.len(&work.pos);
+    if 4 * u > m {
+        drop(work);
+        // The groups of the h-prefixes, from their ranks in S12 order.
+        let heads = b.head_flags(&b.fetch(&isa, L, &sa12, 0, n)?, None)?;
+        drop(isa);
+        let groups = b.count(&heads)?;
+        return sort_by_recursion(b, sa12, heads, groups, n, h, round, log);
+    }
+    let Unsorted { pos, slot, rank } = work;
+    drop(rank);
+    // The kept slots: those of P, and in the split layout the suffix 3
+    // bases after `p` has the next slot (a suffix of P is not within 27 of
+    // the end, so it has one). Sorted by slot with a flag, 1 for P; a slot
+    // in both lists keeps its first copy, P's (the sort is stable).
+    let of_p: B::Buf<W> = b.slots(&pos, layout)?;
+    drop(pos);
+    let mut after = b.copy(&of_p)?;
+    // sub_const wraps: subtracting 2^64 - 1 adds 1.
+    b.sub_const(&mut after, u64::MAX)?;
+    let mut kslots = b.concat(&of_p, &after)?;
+    drop((of_p, after));
+    let mut flag = b.concat(&b.fill(u, W::from_u64(1))?, &b.fill(u, W::from_u64(0))?)?;
+    b.radix_sort_pairs(&mut kslots, &mut flag, bits_for(m as u64))?;
+    let first = b.head_flags(&kslots, None)?;
+    let kslots = b.compact(&kslots, &first)?;
+    let in_p = b.in_range(&b.compact(&flag, &first)?, 1, 1)?;
+    drop((flag, first));
+    let kept = b.len(&kslots) as u64;
+    // The reduced string: the ranks of the kept suffixes, renamed densely
+    // 1..=distinct by a sort (fewer radix bits in the recursion's sorts).
+    let ranks = b.fetch(&isa, L, &b.split_positions(&kslots, n1)?, 0, n)?;
+    let mut sorted = b.copy(&ranks)?;
+    drop(ranks);
+    let mut at: B::Buf<W> = b.iota(kept as usize, Iota::From(0))?;
+    b.radix_sort_pairs(&mut sorted, &mut at, bits_for(m as u64 + 1))?;
+    let heads = b.head_flags(&sorted, None)?;
+    drop(sorted);
+    let mut dense: B::Buf<W> = b.widen(&heads)?;
+    let distinct = b.exclusive_scan(&mut dense)?.to_u64();
+    b.add_flags(&mut dense, &heads)?;
+    drop(heads);
+    let mut names: B::Buf<W> = b.zeros(kept as usize)?;
+    b.scatter(&dense, &at, &mut names)?;
+    drop((dense, at));
+    let mut sub_log = |r: &Round| {
+        log(&Round {
+            algorithm: DataParallel::Hybrid,
+            round: round + r.round,
+            h: h.saturating_add(3u64.saturating_mul(r.h.saturating_sub(1))),
+            ..r.clone()
+        })
+    };
+    let sub = skew::level(b, &names, kept, distinct, 0, &mut sub_log)?;
+    drop(names);
+    // Back to text positions in suffix order, those of P in their slots,
+    // ranked slot + 1.
+    let of_p = b.gather(&in_p, &sub)?;
+    let sorted = b.gather(&kslots, &sub)?;
+    drop((kslots, sub, in_p));
+    let p = b.compact(&b.split_positions(&sorted, n1)?, &of_p)?;
+    drop((sorted, of_p));
+    debug_assert_eq!(b.len(&p), u);
+    b.scatter(&p, &slot, &mut sa12)?;
+    let mut ranks = slot;
+    b.sub_const(&mut ranks, u64::MAX)?;
+    b.scatter_slots(&ranks, &p, L, &mut isa)?;
+    Ok(SortedS12 {
+        sa12,
+        rank: isa,
+        layout: L,
+        round,
+        h,
+    })
 }
 
 /// The Kärkkäinen–Sanders layout of S12 (the mod-1 positions, then the
@@ -288,6 +431,12 @@ mod tests {
     /// sort, in 32 and 64 bits) and the round at which it switched to the
     /// recursion, if it did.
     fn switch_round(text: &[u8]) -> Option<u32> {
+        switch(text).map(|(round, _)| round)
+    }
+
+    /// [`switch_round`] and the length of the string the recursion sorted
+    /// (`2/3` of it is the first level's `unsorted`).
+    fn switch(text: &[u8]) -> Option<(u32, u64)> {
         let b = Cpu;
         let n = text.len() as u64;
         let packed = b.pack_text(text).unwrap();
@@ -305,7 +454,7 @@ mod tests {
         let last = &rows[first - 1];
         assert!(matches!(last.stage, Stage::Sort | Stage::Double));
         assert_eq!(rows[first].round, last.round + 1, "{rows:#?}");
-        Some(rows[first].round)
+        Some((rows[first].round, rows[first].unsorted))
     }
 
     #[test]
@@ -339,7 +488,8 @@ mod tests {
     /// A random stretch, copies of a 50-base block each followed by 30
     /// random bases (sorted by 54 characters), then a run of A: the first
     /// sort leaves under half of S12 unsorted, the first doubling round more
-    /// than halves that, the second settles almost nothing.
+    /// than halves that, the second and third settle almost nothing (only
+    /// the run of A is left, in groups that do not split).
     #[test]
     fn switch_after_doubling_rounds() {
         let block = random(50, 7);
@@ -354,7 +504,7 @@ mod tests {
                 text.extend(gap);
             }
             text.resize(n, 0);
-            assert_eq!(switch_round(&text), Some(3), "n = {n}");
+            assert_eq!(switch_round(&text), Some(4), "n = {n}");
         }
         // Random texts never stall.
         for n in [5000, 5001, 5002] {
@@ -362,16 +512,52 @@ mod tests {
         }
     }
 
+    /// Random text with exact tandem arrays in it, one running to the end
+    /// of the text: the first round leaves the arrays' suffixes tied, and
+    /// only they (with the chains that spell them) are recursed on.
     #[test]
-    fn stall_criterion() {
-        let m = 800;
-        // The first sort: more than half unsorted.
-        assert!(stalled(m, 401, m));
-        assert!(!stalled(m, 400, m));
-        // Later: not halved, and above an eighth.
-        assert!(stalled(300, 151, m));
-        assert!(!stalled(300, 150, m));
-        assert!(!stalled(100, 100, m));
-        assert!(stalled(101, 101, m));
+    fn a_satellite_alone_is_recursed_on() {
+        for (unit, at_end) in [
+            (1, false),
+            (10, false),
+            (50, true),
+            (171, false),
+            (37, true),
+        ] {
+            let u = random(unit, 3 + unit as u64);
+            for n in [9000, 9001, 9002] {
+                // A tenth of the text: at most a quarter of S12 tied.
+                let mut text = random(if at_end { n - n / 10 } else { n / 2 }, n as u64);
+                text.extend(u.iter().copied().cycle().take(n / 10));
+                text.extend(random(n - text.len(), 5));
+                let (round, first) = switch(&text).expect("switched");
+                let m = (n - n.div_ceil(3)) as u64;
+                // Two rounds that settle next to nothing, then the switch.
+                assert_eq!(round, 3, "unit {unit}, n = {n}");
+                // 2/3 of a string of at most half of S12.
+                assert!(first <= m / 3 + 1, "unit {unit}, n = {n}: {first} of {m}");
+            }
+        }
+    }
+
+    #[test]
+    fn switch_criterion() {
+        let t = |unsorted, groups| Tied { unsorted, groups };
+        // The first sort: more than half of S12 tied.
+        assert!(switch_now(800, &[t(401, 3)]));
+        assert!(!switch_now(800, &[t(400, 3)]));
+        // One doubling round is not enough to judge.
+        assert!(!switch_now(800, &[t(400, 3), t(400, 3)]));
+        // Two rounds that each settled under a quarter, groups grown under
+        // a quarter.
+        assert!(switch_now(800, &[t(400, 8), t(301, 9), t(226, 11)]));
+        assert!(switch_now(
+            800,
+            &[t(9, 9), t(400, 8), t(301, 9), t(226, 11)]
+        ));
+        assert!(!switch_now(800, &[t(400, 8), t(300, 9), t(226, 11)]));
+        assert!(!switch_now(800, &[t(400, 8), t(301, 9), t(225, 11)]));
+        assert!(!switch_now(800, &[t(400, 8), t(301, 10), t(226, 11)]));
+        assert!(!switch_now(800, &[t(400, 8), t(301, 9), t(226, 12)]));
     }
 }

@@ -135,7 +135,9 @@ pub const GPU_AUTO_MIN_BASES: u64 = 1 << 22;
 /// and the packed text. The hybrid sorts the 2n/3 suffixes of S12, ls all n;
 /// skew's first level is bounded like ls (symbols, then S12 by triples).
 /// When the hybrid's doubling stalls it holds the string of S12's names
-/// (`p` bytes each) while skew sorts it: `2/3 (p + 3p + 18)` a base. The
+/// (`p` bytes each) while skew sorts it: `2/3 (p + 3p + 18)` a base; when a
+/// round stalls, at most half of S12 is recursed on, with `sa12` and the
+/// tied suffixes' slots beside it, which is less (docs/ALGORITHMS.md). The
 /// CUDA backend meters the real peak (`Cuda::peak_bytes`; `tests/gpu.rs`
 /// checks it against this on a GPU); not measured on a GPU yet.
 pub fn gpu_bytes_per_base(p: u64, algorithm: SaAlgorithm) -> u64 {
