@@ -101,6 +101,36 @@ impl Segments {
         (pos.checked_add(len)? <= s.text_start + s.len)
             .then(|| (s.contig, s.contig_start + (pos - s.text_start)))
     }
+
+    /// The pieces of a match of `len` bases at text position `pos` that lie
+    /// in one segment each, in text order: `(offset into the match, length,
+    /// contig, 0-based contig position)`. A match within one segment is one
+    /// piece; one that runs past the text (a crafted index) ends there.
+    pub fn pieces(&self, pos: u64, len: u64) -> impl Iterator<Item = (u64, u64, u32, u64)> + '_ {
+        let end = pos.saturating_add(len);
+        let mut k = self
+            .0
+            .partition_point(|s| s.text_start <= pos)
+            .checked_sub(1);
+        let mut at = pos;
+        std::iter::from_fn(move || {
+            let s = &self.0[k?];
+            let s_end = s.text_start + s.len;
+            if at >= end || at >= s_end {
+                return None;
+            }
+            let piece_end = end.min(s_end);
+            let piece = (
+                at - pos,
+                piece_end - at,
+                s.contig,
+                s.contig_start + (at - s.text_start),
+            );
+            at = piece_end;
+            k = k.map(|k| k + 1).filter(|&k| k < self.0.len());
+            Some(piece)
+        })
+    }
 }
 
 #[cfg(test)]
@@ -122,6 +152,18 @@ mod tests {
         assert_eq!(s.resolve(0, 2), Some((0, 1)));
         assert_eq!(s.resolve(1, 1), Some((0, 2)));
         assert_eq!(s.resolve(1, 2), None); // would cover the NN
+        // The same match in pieces: AC of contig a, GT after its NN.
+        let p: Vec<_> = s.pieces(1, 2).collect();
+        assert_eq!(p, vec![(0, 1, 0, 2), (1, 1, 0, 5)]);
+        assert_eq!(s.pieces(0, 2).collect::<Vec<_>>(), vec![(0, 2, 0, 1)]);
+        // Across contigs b (T) into d (GG), past c's Ns; past the text's end.
+        let t = s.text_len();
+        assert_eq!(
+            s.pieces(3, 3).collect::<Vec<_>>(),
+            vec![(0, 1, 0, 6), (1, 1, 1, 0), (2, 1, 3, 0)]
+        );
+        assert_eq!(s.pieces(t - 1, 5).collect::<Vec<_>>(), vec![(0, 1, 3, 1)]);
+        assert_eq!(s.pieces(t, 1).count(), 0);
         assert_eq!(s.resolve(2, 2), Some((0, 5)));
         assert_eq!(s.resolve(3, 2), None); // would span contigs a and b
         assert_eq!(s.resolve(4, 1), Some((1, 0)));

@@ -556,6 +556,111 @@ fn chimeric_read_gets_a_supplementary_record() {
     assert!(!recs[0].cigar.contains('S'));
 }
 
+/// The reference span `[pos, end)` (1-based, end exclusive) a record's
+/// CIGAR covers.
+fn ref_span(r: &SamRec) -> (u64, u64) {
+    let len: usize = cigar(&r.cigar)
+        .iter()
+        .filter(|o| b"MD".contains(&o.0))
+        .map(|o| o.1)
+        .sum();
+    (r.pos, r.pos + len as u64)
+}
+
+/// Reads whose exact match runs across an N run (the N bases missing from
+/// the read, as where an assembly's placeholder N is a deletion in the
+/// sample: rCRS 3107) or from one contig into the next (a draft assembly):
+/// the index's text has neither the Ns nor a break between contigs, so the
+/// seed spans them and must be cut there, not dropped. Each read maps where
+/// it came from, every record consistent with the reference, both strands;
+/// with --local a read across two contigs also gets its other part as a
+/// supplementary record once that part is 30 bases or more.
+#[test]
+fn reads_across_n_runs_and_contig_ends_map() {
+    let mut rng = Rng::new(31);
+    let refs = reference(&mut rng);
+    let dir = indexed(&refs);
+    let mut reads = Vec::new();
+    // chr1 has its 20 Ns at 45,000..45,020 (0-based).
+    let c1 = &refs[1].seq;
+    for left in [10usize, 40, 75, 110, 140] {
+        let mut seq = c1[45_000 - left..45_000].to_vec();
+        seq.extend_from_slice(&c1[45_020..45_020 + 150 - left]);
+        for rev in [false, true] {
+            reads.push(FqRead {
+                name: format!("hole_{left}_{}", u8::from(rev)),
+                qual: vec![b'I'; 150],
+                seq: if rev { revcomp(&seq) } else { seq.clone() },
+            });
+        }
+    }
+    // The last `left` bases of chr0, then the first of chr1.
+    let c0 = &refs[0].seq;
+    for left in [10usize, 40, 110, 140] {
+        let mut seq = c0[c0.len() - left..].to_vec();
+        seq.extend_from_slice(&c1[..150 - left]);
+        reads.push(FqRead {
+            name: format!("join_{left}_0"),
+            qual: vec![b'I'; 150],
+            seq,
+        });
+    }
+    for (flag, local) in [("--local", true), ("--end-to-end", false)] {
+        let sam = map(dir.path(), &reads, &[flag]);
+        let (_, recs) = parse_sam(&sam);
+        for read in &reads {
+            let mine: Vec<&SamRec> = recs.iter().filter(|r| r.qname == read.name).collect();
+            let f: Vec<&str> = read.name.split('_').collect();
+            let left: u64 = f[1].parse().unwrap();
+            let p = mine[0];
+            if f[0] == "join" && !local && p.unmapped() {
+                // No end-to-end alignment runs off a contig's end.
+                continue;
+            }
+            assert!(!p.unmapped(), "{flag}: {} unmapped", read.name);
+            assert_eq!(p.reverse(), f[2] == "1", "{flag}: {p:?}");
+            for r in &mine {
+                check_record(&refs, r, local);
+            }
+            let (start, end) = ref_span(p);
+            if f[0] == "hole" {
+                // End-to-end a 20-base deletion costs 65 of the 90 points
+                // a 150-base read may lose: a low MAPQ, as bowtie2 gives.
+                assert!(!local || p.mapq >= 20, "{flag}: {p:?}");
+                // Within the read's two pieces and the Ns between them.
+                assert_eq!(p.rname, "chr1", "{flag}: {p:?}");
+                assert!(
+                    start > 45_000 - left && end <= 45_021 + 150 - left,
+                    "{flag}: {p:?}"
+                );
+                // The longer piece aligned whole at least.
+                assert!(end - start >= left.max(150 - left), "{flag}: {p:?}");
+                continue;
+            }
+            // Across contigs: the longer side is the primary.
+            if 2 * left > 150 {
+                assert_eq!(
+                    (p.rname.as_str(), end),
+                    ("chr0", c0.len() as u64 + 1),
+                    "{p:?}"
+                );
+            } else {
+                assert_eq!((p.rname.as_str(), start), ("chr1", 1), "{p:?}");
+            }
+            if local {
+                assert!(p.mapq >= 20, "{flag}: {p:?}");
+                // The other side, when it is 30 bases or more.
+                let short = left.min(150 - left);
+                assert_eq!(mine.len(), 1 + usize::from(short >= 30), "{mine:?}");
+                if let Some(s) = mine.get(1) {
+                    assert_eq!(s.flag & 0x800, 0x800, "{s:?}");
+                    assert_ne!(s.rname, p.rname, "{s:?}");
+                }
+            }
+        }
+    }
+}
+
 /// The real chrM pairs (150 bp, ERR2438055): at least 99.5% mapped with
 /// --local; at least 98.5% end-to-end (reads with adapter or low-quality
 /// tails fall below bowtie2's minimum score without its quality-aware

@@ -191,20 +191,26 @@ fn align_seeded(
     let rows: Vec<u64> = wanted.iter().map(|w| w.2).collect();
     let mut pos = Vec::new();
     fm.locate_many(&rows, 16, &mut pos);
-    let mut anchors: Vec<Anchor> = wanted
-        .iter()
-        .zip(&pos)
-        .filter_map(|(&(s, x, _), &p)| {
-            let (contig, rpos) = index.segments.resolve(p, u64::from(x.len))?;
-            Some(Anchor {
+    // A seed that runs across an N run or from one contig into the next
+    // (the text has neither) anchors each of its pieces long enough to be a
+    // seed: the alignment then steps over the hole, or is clipped at the
+    // contig's end with the rest a supplementary part, as bwa mem does.
+    let mut anchors: Vec<Anchor> = Vec::with_capacity(wanted.len());
+    for (&(s, x, _), &p) in wanted.iter().zip(&pos) {
+        let pieces = index.segments.pieces(p, u64::from(x.len));
+        for (off, len, contig, rpos) in pieces {
+            if len < u64::from(x.len) && len < seed::MIN_SEED as u64 {
+                continue;
+            }
+            anchors.push(Anchor {
                 rev: s == 1,
                 contig,
                 rpos,
-                qpos: x.qpos,
-                len: x.len,
-            })
-        })
-        .collect();
+                qpos: x.qpos + off as u32,
+                len: len as u32,
+            });
+        }
+    }
     let chains = seed::chain(&mut anchors, m as u64 + BAND);
     let Some(top) = chains.first() else {
         return Vec::new();
@@ -237,7 +243,8 @@ fn align_seeded(
                 continue;
             }
             let window = ref_window(index, a.contig, start, end);
-            let ub = align::local_score(strands[usize::from(a.rev)], &window, mode);
+            let skip = skip_before(diag, m, mode);
+            let ub = align::local_score(&strands[usize::from(a.rev)][skip..], &window, mode);
             cands.push((ub, a, start, window));
         }
     }
@@ -264,6 +271,7 @@ fn align_seeded(
             contig: a.contig,
             start,
             rev: a.rev,
+            skip: skip_before(a.diagonal(), m, mode),
         };
         out.extend(extend_at(codes, &window, at, mode, &quals));
     }
@@ -289,6 +297,7 @@ fn align_seeded(
                 contig: a.contig,
                 start,
                 rev: a.rev,
+                skip: skip_before(a.diagonal(), m, mode),
             };
             extra.extend(extend_at(codes, &window, at, mode, &quals));
         }
@@ -329,19 +338,50 @@ struct Place {
     contig: u32,
     start: u64,
     rev: bool,
+    /// Read bases left out of the alignment and soft-clipped: those that
+    /// would lie before the contig's first base ([`skip_before`]).
+    skip: usize,
+}
+
+/// Read bases (local mode) that lie before the contig's start on the
+/// diagonal `diag` (contig position minus read position), for a window cut
+/// at the contig's start: they cannot align there, and leaving them out
+/// keeps the read's path at the window's corner, where the aligner's first
+/// block starts (a path `-diag` bases down the read from it is beyond that
+/// block, and the aligner found only its tail). End-to-end aligns every
+/// base, so nothing is left out.
+fn skip_before(diag: i64, m: usize, mode: Mode) -> usize {
+    if mode == Mode::Local && diag < 0 {
+        (diag.unsigned_abs() as usize).min(m)
+    } else {
+        0
+    }
 }
 
 /// `codes` (the read on strand `at.rev`) extended in `window`: the
 /// alignment, AS by `quals`, if it scores at least the mode's minimum.
 fn extend_at(codes: &[u8], window: &[u8], at: Place, mode: Mode, quals: &Quals) -> Option<Aligned> {
-    let e = align::extend(codes, window, mode)?;
-    let score = quals.score(codes, at.rev, window, &e, mode);
+    let skip = at.skip;
+    let part = &codes[skip..];
+    let e = align::extend(part, window, mode)?;
+    let score = if skip == 0 {
+        quals.score(codes, at.rev, window, &e, mode)
+    } else {
+        e.score
+    };
+    let mut cigar = e.cigar;
+    if skip > 0 {
+        match cigar.first_mut() {
+            Some((align::Op::Soft, n)) => *n += skip as u32,
+            _ => cigar.insert(0, (align::Op::Soft, skip as u32)),
+        }
+    }
     (score >= Scoring::min_score(mode, codes.len())).then(|| Aligned {
         contig: at.contig,
         pos: at.start + e.ref_start as u64,
         rev: at.rev,
         score,
-        cigar: e.cigar,
+        cigar,
         nm: e.nm,
         md: e.md,
     })
@@ -689,6 +729,7 @@ fn rescue(
             contig: a.contig,
             start,
             rev,
+            skip: 0,
         };
         if let Some(x) = extend_at(codes, &window, at, mode, &quals) {
             other.push(x);
