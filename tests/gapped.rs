@@ -541,6 +541,12 @@ fn chimeric_read_gets_a_supplementary_record() {
     for r in &recs {
         check_record(&refs, r, true);
     }
+    // Each part is unique in the reference: the other part is no
+    // alternative to it (no XS from it, as bwa mem), and neither gets MAPQ 0.
+    for r in &recs {
+        assert_eq!(r.tag("XS"), None, "{r:?}");
+        assert!(r.mapq > 0, "{r:?}");
+    }
     // -M: the same records, the other part flagged secondary.
     let sam = map(dir.path(), &reads, &["--local", "-M"]);
     let (_, m) = parse_sam(&sam);

@@ -528,26 +528,34 @@ fn primary_of(alns: &[Aligned], hash: u64) -> usize {
     (hash % ties as u64) as usize
 }
 
-/// XS and the count of others scoring it, for the alignment `chosen`.
-fn second_of(alns: &[Aligned], chosen: usize) -> (Option<i32>, usize) {
-    let xs = alns
-        .iter()
-        .enumerate()
-        .filter(|&(k, _)| k != chosen)
-        .map(|(_, a)| a.score)
-        .max();
-    let n = xs.map_or(0, |x| {
+/// Whether `a` and `b` align the same part of a read of `len` bases: they
+/// overlap on the read by at least half of the shorter one's aligned bases
+/// (bwa mem's mask level). A chimeric read's other part is not an
+/// alternative to this one.
+fn same_part(a: &Aligned, b: &Aligned, len: u32) -> bool {
+    let (sa, ea) = read_span(a, len);
+    let (sb, eb) = read_span(b, len);
+    let ov = ea.min(eb).saturating_sub(sa.max(sb));
+    2 * ov >= (ea - sa).min(eb - sb)
+}
+
+/// XS and the count of others scoring it, for the alignment `chosen` of a
+/// read of `len` bases: the best of the others that align the same part.
+fn second_of(alns: &[Aligned], chosen: usize, len: u32) -> (Option<i32>, usize) {
+    let others = || {
         alns.iter()
             .enumerate()
-            .filter(|&(k, a)| k != chosen && a.score == x)
-            .count()
-    });
+            .filter(move |&(k, a)| k != chosen && same_part(a, &alns[chosen], len))
+            .map(|(_, a)| a.score)
+    };
+    let xs = others().max();
+    let n = xs.map_or(0, |x| others().filter(|&s| s == x).count());
     (xs, n)
 }
 
 /// MAPQ of `alns[chosen]` as a single read.
 fn single_mapq(mode: Mode, len: usize, alns: &[Aligned], chosen: usize) -> u8 {
-    let (xs, n) = second_of(alns, chosen);
+    let (xs, n) = second_of(alns, chosen, len as u32);
     gapped_mapq(mode, len, alns[chosen].score, xs, n)
 }
 
@@ -567,7 +575,7 @@ fn write_read(
 ) -> usize {
     let len = read.seq.len() as u32;
     let p = &alns[chosen];
-    let (xs, _) = second_of(alns, chosen);
+    let (xs, _) = second_of(alns, chosen, len);
     let supp = (mode == Mode::Local && cfg.report == Report::Best)
         .then(|| supplementary(alns, chosen, len))
         .flatten();
@@ -583,7 +591,12 @@ fn write_read(
     let near: Vec<&Aligned> = alns
         .iter()
         .enumerate()
-        .filter(|&(k, a)| k != chosen && Some(k) != supp && 5 * (p.score - a.score) <= range)
+        .filter(|&(k, a)| {
+            k != chosen
+                && Some(k) != supp
+                && same_part(a, p, len)
+                && 5 * (p.score - a.score) <= range
+        })
         .map(|(_, a)| a)
         .collect();
     let mut xa = Vec::new();
