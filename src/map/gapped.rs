@@ -456,11 +456,15 @@ fn dedup(alns: &mut Vec<Aligned>) {
     *alns = kept;
 }
 
-/// MAPQ of an alignment scoring `best` when another scores `second` (the
-/// mode's minimum when none does) and `equal_second` others score that too:
-/// 6 per mismatch's worth of score between them, scaled down for a best
-/// alignment near the minimum, less 4.343 ln(1 + equal_second), within
-/// 0..=60 (docs/ALGORITHMS.md, "MAPQ of gapped alignments").
+/// MAPQ of an alignment scoring `best` when another alignment of the same
+/// part of the read scores `second` and `equal_second` others score that
+/// too: 6 per mismatch's worth of score between them, scaled down for a
+/// best alignment near the minimum, less 4.343 ln(1 + equal_second),
+/// within 0..=60 (docs/ALGORITHMS.md, "MAPQ of gapped alignments"). With
+/// no other alignment, `second` is the mode's minimum score, and in
+/// `--local` at most 19 (a seed's length in matches, bwa mem's default
+/// there: an alignment with no seed is never found, so "none above the
+/// minimum" says little about a read barely longer than the minimum).
 pub fn gapped_mapq(
     mode: Mode,
     len: usize,
@@ -470,7 +474,11 @@ pub fn gapped_mapq(
 ) -> u8 {
     let sc = Scoring::of(mode);
     let floor = Scoring::min_score(mode, len);
-    let second = second.unwrap_or(floor).max(floor);
+    let none = match mode {
+        Mode::Local => floor.min(seed::MIN_SEED as i32 * sc.matched),
+        Mode::EndToEnd => floor,
+    };
+    let second = second.map_or(none, |s| s.max(floor));
     if second >= best {
         return 0;
     }
