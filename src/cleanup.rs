@@ -129,7 +129,8 @@ impl Output {
             });
         }
         let tmp = TempFile::register(temp_path(path));
-        let f = File::create(tmp.path()).map_err(|e| Error::io(tmp.path(), e))?;
+        // Errors name the file asked for, not the temporary one beside it.
+        let f = File::create(tmp.path()).map_err(|e| Error::io(path, e))?;
         Ok(Output {
             name,
             writer: Box::new(f),

@@ -215,18 +215,21 @@ fn missing_files() {
     );
     fails(d, &["info", "nothere.fmi"], None, &["nothere.fmi"]);
     fails(d, &["check", "nothere.fmi"], None, &["nothere.fmi"]);
-    fails(
+    // The path given, not the temporary file written beside it.
+    let msg = fails(
         d,
         &["map", "-q", "-o", "nodir/out.sam", "ref.fa", "r.fq"],
         None,
-        &["out.sam"],
+        &["nodir/out.sam"],
     );
-    fails(
+    assert!(!msg.contains(".tmp."), "{msg}");
+    let msg = fails(
         d,
         &["index", "-q", "-p", "nodir/x.fmi", "ref.fa"],
         None,
-        &["x.fmi"],
+        &["nodir/x.fmi"],
     );
+    assert!(!msg.contains(".tmp."), "{msg}");
 }
 
 /// A directory with a small index and a FASTQ of `count` good reads.
