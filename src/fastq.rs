@@ -742,7 +742,26 @@ fn read_parse_message(e: &needletail::errors::ParseError) -> String {
         K::UnexpectedEnd => format!("truncated record ({at})"),
         K::UnequalLengths => format!("quality and sequence lengths differ ({at})"),
         K::InvalidSeparator => format!("expected a '+' separator line ({at})"),
-        K::InvalidStart => format!("{} ({at})", e.msg),
+        K::InvalidStart => {
+            // needletail says "Expected '@' but found '<the byte>", the byte
+            // escaped: a blank line comes out as a backslash and an n.
+            let after = |tag: &str| e.msg.split_once(tag).map(|(_, rest)| rest);
+            let want = after("Expected '").and_then(|r| r.chars().next());
+            match (want, after("found '")) {
+                (Some(want), Some(got))
+                    if got.starts_with("\\n")
+                        || got.starts_with("\\r")
+                        || got.starts_with('\n') =>
+                {
+                    format!("a blank line where a record should start with '{want}' ({at})")
+                }
+                (Some(want), Some(got)) if !got.is_empty() => {
+                    let got: String = got.chars().take_while(|&c| c != '\'').collect();
+                    format!("a record should start with '{want}', not '{got}' ({at})")
+                }
+                _ => format!("{} ({at})", e.msg),
+            }
+        }
     }
 }
 

@@ -288,6 +288,23 @@ fn fastq_quality_length_differs() {
     map_fails("bad2.fq", b"@r1\nACGT\n+\nIIIII\n", &["line", "r1"]);
 }
 
+/// A blank line between records, or a record that does not start with
+/// '@': the message says so in words (needletail's own printed the line
+/// break itself, mid-message).
+#[test]
+fn fastq_blank_line_or_bad_start() {
+    map_fails(
+        "blank.fq",
+        b"@r1\nACGT\n+\nIIII\n\n@r2\nACGT\n+\nIIII\n",
+        &["blank line", "'@'", "line"],
+    );
+    map_fails(
+        "start.fq",
+        b"@r1\nACGT\n+\nIIII\nxr2\nACGT\n+\nIIII\n",
+        &["should start with '@', not 'x'", "line"],
+    );
+}
+
 #[test]
 fn fastq_without_plus() {
     map_fails(
