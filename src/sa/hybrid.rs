@@ -297,15 +297,7 @@ fn finish_by_recursion<B: Backend, W: Word>(
     let mut names: B::Buf<W> = b.zeros(kept as usize)?;
     b.scatter(&dense, &at, &mut names)?;
     drop((dense, at));
-    let mut sub_log = |r: &Round| {
-        log(&Round {
-            algorithm: DataParallel::Hybrid,
-            round: round + r.round,
-            h: h.saturating_add(3u64.saturating_mul(r.h.saturating_sub(1))),
-            ..r.clone()
-        })
-    };
-    let sub = skew::level(b, &names, kept, distinct, 0, &mut sub_log)?;
+    let sub = skew::level(b, &names, kept, distinct, 0, &mut skew_rows(log, round, h))?;
     drop(names);
     // Back to text positions in suffix order, those of P in their slots,
     // ranked slot + 1.
@@ -326,6 +318,20 @@ fn finish_by_recursion<B: Backend, W: Word>(
         round,
         h,
     })
+}
+
+/// Skew's `--stats` rows as hybrid rounds from `round` on, with the
+/// characters a level's triple spans: a name spans `h`, a level-`d` name
+/// `3^d` of the names before it, `3 · 3^d` characters apart.
+fn skew_rows(log: &mut dyn FnMut(&Round), round: u32, h: u64) -> impl FnMut(&Round) + '_ {
+    move |r: &Round| {
+        log(&Round {
+            algorithm: DataParallel::Hybrid,
+            round: round + r.round,
+            h: h.saturating_add(3u64.saturating_mul(r.h.saturating_sub(1))),
+            ..r.clone()
+        })
+    }
 }
 
 /// The Kärkkäinen–Sanders layout of S12 (the mod-1 positions, then the
@@ -374,18 +380,7 @@ fn sort_by_recursion<B: Backend, W: Word>(
     let mut s12: B::Buf<W> = b.zeros(m)?;
     b.scatter_slots(&names, &sa12, layout, &mut s12)?;
     drop((names, sa12));
-    // Skew's rows, as hybrid rounds from `round` on, with the characters a
-    // level's triple spans: a name spans h, a level-d name 3^d of the
-    // names before it, 3 * 3^d characters apart.
-    let mut sub_log = |r: &Round| {
-        log(&Round {
-            algorithm: DataParallel::Hybrid,
-            round: round + r.round,
-            h: h.saturating_add(3u64.saturating_mul(r.h.saturating_sub(1))),
-            ..r.clone()
-        })
-    };
-    let sub = skew::level(b, &s12, m as u64, groups, 0, &mut sub_log)?;
+    let sub = skew::level(b, &s12, m as u64, groups, 0, &mut skew_rows(log, round, h))?;
     drop(s12);
     let mut rank: B::Buf<W> = b.zeros(m)?;
     b.scatter(&b.iota(m, Iota::From(1))?, &sub, &mut rank)?;
