@@ -16,6 +16,20 @@ fn skip(msg: &str) {
     let _ = writeln!(std::io::stderr().lock(), "SKIPPED {msg}");
 }
 
+/// Whether NVRTC can be loaded; if not, `test` is reported skipped, unless
+/// FMALIGN_REQUIRE_NVRTC is set (CI), where it fails.
+fn nvrtc_for(test: &str) -> bool {
+    if gpu::nvrtc_present() {
+        return true;
+    }
+    let msg = "NVRTC not found (libnvrtc.so.13 not in LD_LIBRARY_PATH)";
+    if std::env::var_os("FMALIGN_REQUIRE_NVRTC").is_some() {
+        panic!("{msg}, but FMALIGN_REQUIRE_NVRTC is set");
+    }
+    skip(&format!("{test}: {msg}"));
+    false
+}
+
 /// Every kernel name the CUDA backend can ask for (src/sa/cuda.rs).
 fn expected_kernels() -> Vec<String> {
     let mut k: Vec<String> = [
@@ -88,12 +102,7 @@ fn expected_kernels() -> Vec<String> {
 
 #[test]
 fn kernels_compile_for_sm_90() {
-    if !gpu::nvrtc_present() {
-        let msg = "NVRTC not found (libnvrtc.so.13 not in LD_LIBRARY_PATH)";
-        if std::env::var_os("FMALIGN_REQUIRE_NVRTC").is_some() {
-            panic!("{msg}, but FMALIGN_REQUIRE_NVRTC is set");
-        }
-        skip(&format!("kernels_compile_for_sm_90: {msg}"));
+    if !nvrtc_for("kernels_compile_for_sm_90") {
         return;
     }
     let mut entries = Vec::new();
@@ -120,12 +129,7 @@ fn kernels_compile_for_sm_90() {
 /// kernel's log; none for a virtual architecture.
 #[test]
 fn kernels_compile_to_cubin_for_sm_90() {
-    if !gpu::nvrtc_present() {
-        let msg = "NVRTC not found (libnvrtc.so.13 not in LD_LIBRARY_PATH)";
-        if std::env::var_os("FMALIGN_REQUIRE_NVRTC").is_some() {
-            panic!("{msg}, but FMALIGN_REQUIRE_NVRTC is set");
-        }
-        skip(&format!("kernels_compile_to_cubin_for_sm_90: {msg}"));
+    if !nvrtc_for("kernels_compile_to_cubin_for_sm_90") {
         return;
     }
     for &(module, src) in gpu::SOURCES {

@@ -290,10 +290,7 @@ fn finish_by_recursion<B: Backend, W: Word>(
     b.radix_sort_pairs(&mut sorted, &mut at, bits_for(m as u64 + 1))?;
     let heads = b.head_flags(&sorted, None)?;
     drop(sorted);
-    let mut dense: B::Buf<W> = b.widen(&heads)?;
-    let distinct = b.exclusive_scan(&mut dense)?.to_u64();
-    b.add_flags(&mut dense, &heads)?;
-    drop(heads);
+    let (dense, distinct) = names_of(b, heads)?;
     let mut names: B::Buf<W> = b.zeros(kept as usize)?;
     b.scatter(&dense, &at, &mut names)?;
     drop((dense, at));
@@ -318,6 +315,15 @@ fn finish_by_recursion<B: Backend, W: Word>(
         round,
         h,
     })
+}
+
+/// The names `1..=groups` of sorted elements, from the head flags of their
+/// groups (`widen` + `exclusive_scan` + `add_flags`), and `groups`.
+fn names_of<B: Backend, W: Word>(b: &B, heads: B::Buf<u8>) -> Result<(B::Buf<W>, u64)> {
+    let mut names: B::Buf<W> = b.widen(&heads)?;
+    let groups = b.exclusive_scan(&mut names)?.to_u64();
+    b.add_flags(&mut names, &heads)?;
+    Ok((names, groups))
 }
 
 /// Skew's `--stats` rows as hybrid rounds from `round` on, with the
@@ -373,10 +379,7 @@ fn sort_by_recursion<B: Backend, W: Word>(
         unreachable!("split() is a Split layout")
     };
     // Dense names 1..=groups: fewer radix bits in the recursion's sorts.
-    let mut names: B::Buf<W> = b.widen(&heads)?;
-    b.exclusive_scan(&mut names)?;
-    b.add_flags(&mut names, &heads)?;
-    drop(heads);
+    let (names, _) = names_of(b, heads)?;
     let mut s12: B::Buf<W> = b.zeros(m)?;
     b.scatter_slots(&names, &sa12, layout, &mut s12)?;
     drop((names, sa12));
