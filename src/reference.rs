@@ -126,12 +126,14 @@ pub(crate) const AMBIGUOUS: u8 = 4;
 const NEWLINE: u8 = 5;
 const INVALID: u8 = 6;
 
-/// Byte → class: 0..=3 base code, 4 IUPAC ambiguity code, 5 line break, 6 other.
+/// Byte → class: 0..=3 base code, 4 ambiguous (an IUPAC ambiguity code, or
+/// `X`, `-` or `.`, which masking and alignment tools write and bwa reads as
+/// N), 5 line break, 6 other.
 pub(crate) static CLASS: [u8; 256] = {
     let mut t = [INVALID; 256];
     t[b'\n' as usize] = NEWLINE;
     t[b'\r' as usize] = NEWLINE;
-    let amb = b"NRYSWKMBDHVU";
+    let amb = b"NRYSWKMBDHVUX-.";
     let mut i = 0;
     while i < amb.len() {
         t[amb[i] as usize] = AMBIGUOUS;
@@ -232,7 +234,7 @@ fn read_into<'a, R: Read + Send + 'a, T: Bases>(
                     return Err(Error::input(
                         path,
                         format!(
-                            "line {}: invalid character {:?} in sequence '{name}' (expected IUPAC nucleotide codes)",
+                            "line {}: invalid character {:?} in sequence '{name}' (expected bases, IUPAC codes, X, - or .)",
                             line + 1 + k as u64,
                             char::from(b).escape_default().to_string()
                         ),
@@ -383,6 +385,22 @@ mod tests {
         assert_eq!(l.contigs[0].md5, md5);
     }
 
+    /// `X` (masking tools), `-` and `.` (alignments) read as N, as in bwa:
+    /// the same text and holes as the N-masked record; the MD5 is of the
+    /// bytes as written (upper-cased), as SAM's M5 is.
+    #[test]
+    fn masking_and_gap_characters_are_ambiguous() {
+        let masked = parse(">a\nACxX-.GT\n>b\nT.\n").unwrap();
+        let n = parse(">a\nACNNNNGT\n>b\nTN\n").unwrap();
+        assert_eq!(masked.text, n.text);
+        assert_eq!(masked.layout.holes, n.layout.holes);
+        assert_eq!(masked.layout.holes[0].start, 2);
+        assert_eq!(masked.layout.holes[0].len, 4);
+        let md5: [u8; 16] = Md5::digest(b"ACXX-.GT").into();
+        assert_eq!(masked.layout.contigs[0].md5, md5);
+        check_packed(b">a\nACxX-.GT\n>b\nT.\n");
+    }
+
     #[test]
     fn bad_inputs() {
         for (input, needle) in [
@@ -392,7 +410,7 @@ mod tests {
                 ">a\nACGT\n>a\nAC\n",
                 "duplicate sequence name 'a' (first at line 1)",
             ),
-            (">a\nAC\nAXT\n", "line 3: invalid character"),
+            (">a\nAC\nAET\n", "line 3: invalid character"),
             (">a\n\n>b\n\n", "no sequence with bases"),
             ("@r\nACGT\n+\nIIII\n", "FASTQ"),
             ("\u{1}\u{2}\u{3}\u{0}binary", "not a FASTA"),
@@ -511,7 +529,7 @@ mod tests {
             records in proptest::collection::vec(
                 proptest::collection::vec(
                     proptest::collection::vec(
-                        proptest::sample::select(b"ACGTACGTacgtNNnRy\r.".to_vec()),
+                        proptest::sample::select(b"ACGTACGTacgtNNnRy\r.E".to_vec()),
                         0..80,
                     ),
                     0..5,
@@ -523,8 +541,8 @@ mod tests {
             for (k, lines) in records.iter().enumerate() {
                 data.extend_from_slice(format!(">r{k} d\n").as_bytes());
                 for l in lines {
-                    // '.' is an invalid byte; keep it rare.
-                    let l: Vec<u8> = l.iter().map(|&b| if b == b'.' && l.len() % 5 != 0 { b'A' } else { b }).collect();
+                    // 'E' is an invalid byte; keep it rare.
+                    let l: Vec<u8> = l.iter().map(|&b| if b == b'E' && l.len() % 5 != 0 { b'A' } else { b }).collect();
                     data.extend_from_slice(&l);
                     data.push(b'\n');
                 }
