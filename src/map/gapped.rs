@@ -465,6 +465,8 @@ fn dedup(alns: &mut Vec<Aligned>) {
 /// `--local` at most 19 (a seed's length in matches, bwa mem's default
 /// there: an alignment with no seed is never found, so "none above the
 /// minimum" says little about a read barely longer than the minimum).
+/// In `--end-to-end` the result is at most [`e2e_cap`], and with no other
+/// alignment it is that cap.
 pub fn gapped_mapq(
     mode: Mode,
     len: usize,
@@ -478,16 +480,42 @@ pub fn gapped_mapq(
         Mode::Local => floor.min(seed::MIN_SEED as i32 * sc.matched),
         Mode::EndToEnd => floor,
     };
-    let second = second.map_or(none, |s| s.max(floor));
-    if second >= best {
-        return 0;
-    }
     let unit = f64::from(sc.matched + sc.mismatch);
-    let mut q = 6.0 * f64::from(best - second) / unit;
-    let range = f64::from(sc.perfect(len) - floor).max(1.0);
-    q *= (f64::from(best - floor) / range).clamp(0.0, 1.0).sqrt();
+    let mut q = match (mode, second) {
+        (Mode::EndToEnd, None) => e2e_cap(len, best),
+        _ => {
+            let second = second.map_or(none, |s| s.max(floor));
+            if second >= best {
+                return 0;
+            }
+            let mut q = 6.0 * f64::from(best - second) / unit;
+            let range = f64::from(sc.perfect(len) - floor).max(1.0);
+            q *= (f64::from(best - floor) / range).clamp(0.0, 1.0).sqrt();
+            match mode {
+                Mode::EndToEnd => q.min(e2e_cap(len, best)),
+                Mode::Local => q,
+            }
+        }
+    };
     q -= 4.343 * (1.0 + equal_second.saturating_sub(1) as f64).ln();
     q.round().clamp(0.0, f64::from(MAPQ_MAX)) as u8
+}
+
+/// The most an `--end-to-end` alignment of a read of `len` bases scoring
+/// `best` can be trusted, whatever else was found: 20 per mismatch's worth
+/// (6) of score above the midpoint of the minimum and a perfect score.
+/// Calibrated on chr20 against simulated reads' truth (docs/BENCHMARKS.md,
+/// 2026-11-24 (seventh)): a read whose best alignment lies in the lower
+/// half of that range is more often a read whose true place was not found
+/// (an error kills a short read's seeds) than a read with that many errors,
+/// and a short read's range is narrow (36 bases: the minimum is −22), so a
+/// perfect unique 36-base read, wrongly placed about 3 times in 10,000 (1%
+/// errors) to 3 in 100,000 (Illumina-like), gets 37 where 6 per mismatch
+/// from the minimum gave 22.
+pub fn e2e_cap(len: usize, best: i32) -> f64 {
+    let sc = Scoring::of(Mode::EndToEnd);
+    let mid = f64::from(sc.perfect(len) + Scoring::min_score(Mode::EndToEnd, len)) / 2.0;
+    20.0 * (f64::from(best) - mid) / f64::from(sc.matched + sc.mismatch)
 }
 
 /// MAPQ of a proper pair scoring `best` against the next placement of the
