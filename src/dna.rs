@@ -89,6 +89,22 @@ pub static COMPLEMENT: [u8; 256] = {
     t
 };
 
+/// A read's byte as SAM's SEQ has it: the letters BAM can store
+/// (`=ACMGRSVTWYHKDBN`) upper-cased, anything else (`.`, `X`, `U`, …) `N`,
+/// which is what htslib and noodles make of them in BAM. So fmalign's SAM
+/// and the same records as BAM say the same.
+pub static SAM_SEQ: [u8; 256] = {
+    let mut t = [b'N'; 256];
+    let keep = b"=ACMGRSVTWYHKDBN";
+    let mut k = 0;
+    while k < keep.len() {
+        t[keep[k] as usize] = keep[k];
+        t[keep[k].to_ascii_lowercase() as usize] = keep[k];
+        k += 1;
+    }
+    t
+};
+
 /// The reverse complement of an ASCII sequence ([`COMPLEMENT`] of each
 /// byte, last first).
 pub fn reverse_complement_ascii(seq: &[u8]) -> impl Iterator<Item = u8> + '_ {

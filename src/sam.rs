@@ -131,9 +131,9 @@ fn push_seq_qual(out: &mut Vec<u8>, read: &ReadView<'_>, rev: bool) {
         return;
     }
     if rev {
-        out.extend(dna::reverse_complement_ascii(read.seq));
+        out.extend(dna::reverse_complement_ascii(read.seq).map(|b| dna::SAM_SEQ[b as usize]));
     } else {
-        out.extend_from_slice(read.seq);
+        out.extend(read.seq.iter().map(|&b| dna::SAM_SEQ[b as usize]));
     }
     out.push(b'\t');
     match read.qual {
@@ -151,7 +151,8 @@ fn push_name(out: &mut Vec<u8>, name: &[u8]) {
     }
 }
 
-/// Writes an unmapped record (flag 4, SEQ and QUAL as given).
+/// Writes an unmapped record (flag 4, SEQ and QUAL as given; SEQ as
+/// [`dna::SAM_SEQ`] has it).
 pub fn push_unmapped(out: &mut Vec<u8>, read: &ReadView<'_>) {
     push_name(out, read.name);
     out.extend_from_slice(b"\t4\t*\t0\t0\t*\t*\t0\t0\t");
@@ -535,13 +536,13 @@ mod tests {
         let s = String::from_utf8(text.clone()).unwrap();
         assert!(
             s.contains(
-                "r1\t16\tchr1\t4\t0\t5M\t*\t0\t0\tNAcGT\tEDCBA\tNM:i:1\tMD:Z:0T4\tX0:i:2\tX1:i:0\tXA:Z:chr1,+1,5M,1;\n"
+                "r1\t16\tchr1\t4\t0\t5M\t*\t0\t0\tNACGT\tEDCBA\tNM:i:1\tMD:Z:0T4\tX0:i:2\tX1:i:0\tXA:Z:chr1,+1,5M,1;\n"
             ),
             "{s}"
         );
         assert!(
             s.contains(
-                "r1\t256\tchr1\t1\t0\t5M\t*\t0\t0\tACgTN\tABCDE\tNM:i:1\tMD:Z:4A0\tX0:i:2\n"
+                "r1\t256\tchr1\t1\t0\t5M\t*\t0\t0\tACGTN\tABCDE\tNM:i:1\tMD:Z:4A0\tX0:i:2\n"
             ),
             "{s}"
         );

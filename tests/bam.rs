@@ -124,3 +124,93 @@ fn bam_bytes_do_not_depend_on_threads_or_batch_size() {
         "BAM bytes differ across -t/-K"
     );
 }
+
+/// SEQ says the same in SAM as in BAM: reads with lower case, `.`, `X`, `U`
+/// and IUPAC codes, mapped (both strands, every mode) or not, are written
+/// upper-cased with what BAM cannot store as `N` (htslib's and noodles'
+/// reading of them), so the SAM text is what the BAM decodes to. SAM once
+/// kept them as given (`acgT.`), and a pipeline that switched from SAM to
+/// BAM saw other bases.
+#[test]
+fn sam_seq_is_what_bam_stores() {
+    let dir = chrm_dir();
+    let d = dir.path();
+    let fa = std::fs::read_to_string(d.join("ref.fa")).unwrap();
+    let chrm: Vec<u8> = fa
+        .lines()
+        .skip(1)
+        .flat_map(|l| l.bytes())
+        .map(|b| b.to_ascii_uppercase())
+        .collect();
+    let odd = b"acgtRYxX.Uu=nN";
+    let mut fq = Vec::new();
+    for k in 0..40usize {
+        let at = 500 + 300 * k;
+        let mut seq = chrm[at..at + 100].to_vec();
+        if k % 2 == 1 {
+            seq = seq
+                .iter()
+                .rev()
+                .map(|&b| match b {
+                    b'A' => b'T',
+                    b'C' => b'G',
+                    b'G' => b'C',
+                    b'T' => b'A',
+                    b => b,
+                })
+                .collect();
+        }
+        for j in 0..3 {
+            seq[(k * 7 + j * 31) % 100] = odd[(k + j) % odd.len()];
+        }
+        if k % 5 == 0 {
+            seq[..30].make_ascii_lowercase();
+        }
+        fq.extend_from_slice(format!("@r{k}\n").as_bytes());
+        fq.extend_from_slice(&seq);
+        fq.extend_from_slice(b"\n+\n");
+        fq.extend_from_slice(&vec![b'I'; seq.len()]);
+        fq.push(b'\n');
+    }
+    // One read that maps nowhere.
+    fq.extend_from_slice(b"@u\nacgtxRYacgtacgtacgtacgtaaccggttacg.ttgcaacgt\n+\n");
+    fq.extend_from_slice(&[b'I'; 44]);
+    fq.push(b'\n');
+    std::fs::write(d.join("odd.fq"), &fq).unwrap();
+    for mode in [&[][..], &["-v", "2"], &["--local"], &["--end-to-end"]] {
+        let run = |out: &str| {
+            let mut a = vec!["map", "-q", "-o", out];
+            a.extend_from_slice(mode);
+            a.extend_from_slice(&["ref.fa", "odd.fq"]);
+            run_ok(d, &a, None);
+        };
+        run("odd.sam");
+        run("odd.bam");
+        let mut reader =
+            noodles_bam::io::Reader::new(std::fs::File::open(d.join("odd.bam")).unwrap());
+        let header = reader.read_header().unwrap();
+        let bam: Vec<Vec<u8>> = reader
+            .record_bufs(&header)
+            .map(|r| r.unwrap().sequence().as_ref().to_vec())
+            .collect();
+        let sam = std::fs::read(d.join("odd.sam")).unwrap();
+        let sam: Vec<Vec<u8>> = sam
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty() && l[0] != b'@')
+            .map(|l| l.split(|&b| b == b'\t').nth(9).unwrap().to_vec())
+            .collect();
+        assert_eq!(sam.len(), bam.len(), "{mode:?}");
+        assert!(sam.len() > 40, "{mode:?}");
+        for (s, b) in sam.iter().zip(&bam) {
+            assert_eq!(
+                String::from_utf8_lossy(s),
+                String::from_utf8_lossy(b),
+                "{mode:?}"
+            );
+            assert!(
+                s.iter().all(|c| b"=ACMGRSVTWYHKDBN".contains(c)),
+                "{mode:?}"
+            );
+        }
+    }
+}
