@@ -105,6 +105,21 @@ pub fn revcomp(seq: &[u8]) -> Vec<u8> {
     seq.iter().rev().map(|&b| complement(b)).collect()
 }
 
+/// A read's bases as SAM's SEQ holds them: upper case, and what BAM cannot
+/// store (`.`, `X`, `U`, …) as `N`.
+pub fn sam_seq(seq: &[u8]) -> Vec<u8> {
+    seq.iter()
+        .map(|b| b.to_ascii_uppercase())
+        .map(|b| {
+            if b"=ACMGRSVTWYHKDBN".contains(&b) {
+                b
+            } else {
+                b'N'
+            }
+        })
+        .collect()
+}
+
 /// One reference sequence, as the oracle sees it: the name and the bases,
 /// upper-cased, without line breaks.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -585,7 +600,7 @@ pub fn check_records(refs: &[RefSeq], reads: &[FqRead], sam: &[u8], mode: Mode) 
             let seq = if read.seq.is_empty() {
                 b"*".to_vec()
             } else {
-                read.seq.clone()
+                sam_seq(&read.seq)
             };
             assert_eq!(r.seq, seq, "unmapped SEQ of {}", read.name);
             assert_eq!(
@@ -694,9 +709,9 @@ pub fn check_mapped_record(
     assert_eq!(r.tag("NM"), Some("0"), "{}", ctx());
     assert_eq!(r.tag("X0"), Some(hits.to_string().as_str()), "{}", ctx());
     let seq = if r.reverse() {
-        revcomp(&read.seq)
+        sam_seq(&revcomp(&read.seq))
     } else {
-        read.seq.clone()
+        sam_seq(&read.seq)
     };
     assert_eq!(r.seq, seq, "SEQ: {}", ctx());
     assert_eq!(r.qual, expected_qual(read, r.reverse()), "QUAL: {}", ctx());
