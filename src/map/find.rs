@@ -341,10 +341,13 @@ pub(super) struct Sample {
 
 /// For a read with more rows than the locate cap: tries candidates in
 /// stratum order (fewest mismatches first) from `start` within the best
-/// stratum, wrapping, until `want` hits inside one segment are found or
-/// `max_tries` candidates (located rows, at most) have been tried: the cap
-/// bounds the work, also when most rows straddle a junction and do not
-/// resolve. Deterministic for a given read and index.
+/// stratum, wrapping, until `want` hits inside one segment are found, or
+/// `max_tries` candidates gave no new hit (a match across a junction, which
+/// does not resolve, or a position already found): the cap
+/// bounds the work wasted, also when most rows straddle a junction, and
+/// `-k N` still gets its N hits where the cap is near N (at most
+/// `want + max_tries` rows are located). Deterministic for a given read and
+/// index.
 pub(super) fn sample_hits(
     fm: &FmIndex<'_>,
     segments: &Segments,
@@ -375,7 +378,11 @@ pub(super) fn sample_hits(
         hits: Vec::with_capacity(want),
         located: 0,
     };
-    for t in 0..total.min(max_tries) {
+    let mut misses = 0;
+    for t in 0..total {
+        if misses >= max_tries {
+            break;
+        }
         let mut idx = (start + t) % total;
         let (c, row) = parts
             .iter()
@@ -396,6 +403,7 @@ pub(super) fn sample_hits(
         };
         let rev = c.strand.is_reverse();
         if out.hits.iter().any(|h| h.text_pos == p && h.rev == rev) {
+            misses += 1;
             continue;
         }
         if let Some((contig, pos)) = segments.resolve(p, len as u64) {
@@ -409,6 +417,8 @@ pub(super) fn sample_hits(
             if out.hits.len() == want {
                 break;
             }
+        } else {
+            misses += 1;
         }
     }
     out
