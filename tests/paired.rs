@@ -225,6 +225,42 @@ fn orientations_windows_and_interleaved_input() {
         None,
     );
     assert!(!String::from_utf8_lossy(&out.stderr).contains("insert size from"));
+    // One bound given: the other is still estimated (it was 0 or 500, and
+    // `-I 600` alone made every pair improper), and the notice says so.
+    let window = |args: &[&str]| -> (u64, u64, String) {
+        let out = run_ok(d, args, None);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        let w = err
+            .split("proper pairs ")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no window in {err}"));
+        let (lo, rest) = w.split_once("..=").unwrap();
+        let hi: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        (lo.parse().unwrap(), hi.parse().unwrap(), err)
+    };
+    let (lo, hi, _) = window(&["map", "ref.fa", "p1.fq", "p2.fq"]);
+    assert!(lo > 100 && hi < 400, "estimated {lo}..={hi}");
+    let (lo_i, hi_i, err) = window(&["map", "-I", "240", "ref.fa", "p1.fq", "p2.fq"]);
+    assert_eq!((lo_i, hi_i), (240, hi), "{err}");
+    assert!(err.contains("-I 240 given"), "{err}");
+    let (lo_x, hi_x, err) = window(&["map", "-X", "260", "ref.fa", "p1.fq", "p2.fq"]);
+    assert_eq!((lo_x, hi_x), (lo, 260), "{err}");
+    let (hi_s, lo_s) = (hi.to_string(), lo.to_string());
+    assert_eq!(
+        proper(&["map", "-I", "240", "ref.fa", "p1.fq", "p2.fq"]),
+        proper(&["map", "-I", "240", "-X", &hi_s, "ref.fa", "p1.fq", "p2.fq"])
+    );
+    assert_eq!(
+        proper(&["map", "-X", "260", "ref.fa", "p1.fq", "p2.fq"]),
+        proper(&["map", "-I", &lo_s, "-X", "260", "ref.fa", "p1.fq", "p2.fq"])
+    );
+    // A bound beyond the estimated other: the window is that one length.
+    let (lo_b, hi_b, _) = window(&["map", "-I", "600", "ref.fa", "p1.fq", "p2.fq"]);
+    assert_eq!((lo_b, hi_b), (600, 600));
+    // An RF library mapped as FR: nothing to estimate from, and the notice
+    // names the orientation that fits.
+    let (_, _, err) = window(&["map", "ref.fa", "rc1.fq", "rc2.fq"]);
+    assert!(err.contains("do with --rf"), "{err}");
     // Interleaved: the same records.
     let mut inter = Vec::new();
     for (a, b) in r1.iter().zip(&r2) {

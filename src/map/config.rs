@@ -122,16 +122,40 @@ impl PairConfig {
         }
     }
 
-    /// The window given on the command line, if any (`-I` alone keeps the
-    /// default longest fragment).
+    /// The window given on the command line when both bounds are; with one
+    /// or none the window is estimated ([`PairConfig::with_given`]).
     pub fn given_window(&self) -> Option<Window> {
-        match (self.min_insert, self.max_insert) {
-            (None, None) => None,
-            (min, max) => Some(Window {
-                min: min.unwrap_or(0),
-                max: max.unwrap_or(crate::pair::DEFAULT_WINDOW.max),
-            }),
-        }
+        Some(Window {
+            min: self.min_insert?,
+            max: self.max_insert?,
+        })
+    }
+
+    /// `w` (estimated, or the default) with the bound given on the command
+    /// line in place of its own: `-I` alone keeps the estimated longest
+    /// fragment, `-X` alone the estimated shortest. A given bound beyond
+    /// the other (`-I 800` where the longest estimated is 700) moves the
+    /// other to it. The second value says what was given, for the notice.
+    pub fn with_given(&self, w: Window) -> (Window, String) {
+        let min = self.min_insert.unwrap_or(w.min);
+        let max = self.max_insert.unwrap_or(w.max);
+        let out = match (self.min_insert, self.max_insert) {
+            (Some(_), None) => Window {
+                min,
+                max: max.max(min),
+            },
+            (None, Some(_)) => Window {
+                min: min.min(max),
+                max,
+            },
+            _ => Window { min, max },
+        };
+        let given = match (self.min_insert, self.max_insert) {
+            (Some(i), None) => format!("-I {i} given"),
+            (None, Some(x)) => format!("-X {x} given"),
+            _ => "set with -I/-X".to_owned(),
+        };
+        (out, given)
     }
 }
 

@@ -1018,14 +1018,23 @@ pub(super) fn process_batch(
                 .collect();
             if window.is_none() {
                 let want = crate::pair::ESTIMATE_PAIRS.min(batch.len());
-                let fragments: Vec<u64> = found
+                let fragments_in = |o| -> Vec<u64> {
+                    found
+                        .iter()
+                        .flatten()
+                        .take(want)
+                        .filter_map(|(a, b)| unique_fragment(a, b, o))
+                        .filter(|&f| f <= crate::pair::ESTIMATE_MAX_FRAGMENT)
+                        .collect()
+                };
+                let fragments = fragments_in(pairing.orientation);
+                let counts: Vec<(Orientation, usize)> = <Orientation as crate::Choice>::ALL
                     .iter()
-                    .flatten()
-                    .take(want)
-                    .filter_map(|(a, b)| unique_fragment(a, b, pairing.orientation))
-                    .filter(|&f| f <= crate::pair::ESTIMATE_MAX_FRAGMENT)
+                    .map(|&o| (o, fragments_in(o).len()))
                     .collect();
-                *window = Some(estimated_window(&fragments, want, notices));
+                *window = Some(estimated_window(
+                    &fragments, want, pairing, &counts, notices,
+                ));
             }
             let w = window.expect("set above");
             found

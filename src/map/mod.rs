@@ -24,7 +24,7 @@ use crate::fastq::Batch;
 use crate::fm::Interval;
 use crate::index::Index;
 use crate::kmer::KmerTable;
-use crate::pair::Window;
+use crate::pair::{Orientation, Window};
 use crate::read::{ReadView, base_name};
 use crate::sam::{self};
 use crate::search::BiIndex;
@@ -355,6 +355,7 @@ fn estimate_window(
     notices: &mut Vec<String>,
 ) -> Window {
     let mut fragments = Vec::new();
+    let mut counts = orientation_counts();
     let want = crate::pair::ESTIMATE_PAIRS.min(batch.len());
     // The one best hit of a mate, if it has exactly one.
     let unique = |h: &ReadHits| match h {
@@ -368,30 +369,61 @@ fn estimate_window(
             continue;
         };
         let (l1, l2) = (batch.get(k).seq.len() as u64, mates.get(k).seq.len() as u64);
-        if let Some(f) = crate::pair::fragment(&a, l1, &b, l2, pairing.orientation)
-            && f <= crate::pair::ESTIMATE_MAX_FRAGMENT
-        {
-            fragments.push(f);
+        for (o, n) in &mut counts {
+            if let Some(f) = crate::pair::fragment(&a, l1, &b, l2, *o)
+                && f <= crate::pair::ESTIMATE_MAX_FRAGMENT
+            {
+                *n += 1;
+                if *o == pairing.orientation {
+                    fragments.push(f);
+                }
+            }
         }
     }
-    estimated_window(&fragments, want, notices)
+    estimated_window(&fragments, want, pairing, &counts, notices)
+}
+
+/// Each orientation, with no pairs counted yet.
+fn orientation_counts() -> Vec<(Orientation, usize)> {
+    <Orientation as crate::Choice>::ALL
+        .iter()
+        .map(|&o| (o, 0))
+        .collect()
 }
 
 /// The window from `fragments` (of the first `want` pairs), or the default
-/// with too few; what was found goes in `notices`.
-fn estimated_window(fragments: &[u64], want: usize, notices: &mut Vec<String>) -> Window {
+/// with too few, with the bound given on the command line, if one was, in
+/// place of its own; what was found goes in `notices`, with the orientation
+/// the library seems to have when it is not the one expected (`counts`:
+/// the pairs each orientation would make proper).
+fn estimated_window(
+    fragments: &[u64],
+    want: usize,
+    pairing: &PairConfig,
+    counts: &[(Orientation, usize)],
+    notices: &mut Vec<String>,
+) -> Window {
     match crate::pair::estimate(fragments) {
         Some(e) => {
+            let (w, given) = pairing.with_given(e.window);
             notices.push(format!(
-                "insert size from {} of the first {want} pairs: mean {:.1}, sd {:.1}; proper pairs {}..={} (set with -I/-X)",
-                e.pairs, e.mean, e.sd, e.window.min, e.window.max
+                "insert size from {} of the first {want} pairs: mean {:.1}, sd {:.1}; proper pairs {}..={} ({given})",
+                e.pairs, e.mean, e.sd, w.min, w.max
             ));
-            e.window
+            w
         }
         None => {
-            let w = crate::pair::DEFAULT_WINDOW;
+            let (w, given) = pairing.with_given(crate::pair::DEFAULT_WINDOW);
+            let hint = counts
+                .iter()
+                .filter(|&&(o, n)| o != pairing.orientation && n >= crate::pair::ESTIMATE_MIN)
+                .max_by_key(|&&(_, n)| n)
+                .map_or(String::new(), |&(o, n)| {
+                    let o = crate::Choice::name(o);
+                    format!(" ({n} do with --{o}: is the library {}?)", o.to_uppercase())
+                });
             notices.push(format!(
-                "insert size: only {} of the first {want} pairs map uniquely in the expected orientation, too few to estimate; proper pairs {}..={} (set with -I/-X)",
+                "insert size: only {} of the first {want} pairs map uniquely in the expected orientation{hint}, too few to estimate; proper pairs {}..={} ({given})",
                 fragments.len(),
                 w.min,
                 w.max
