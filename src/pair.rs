@@ -73,22 +73,38 @@ pub const ESTIMATE_MAX_FRAGMENT: u64 = 100_000;
 
 /// The fragment of mate 1 at `a` (length `la`) and mate 2 at `b` (`lb`) if
 /// they are on one contig in orientation `o`; `None` otherwise.
+///
+/// `--fr` (Illumina paired-end) goes by the mates' 5' ends, as bwa mem does:
+/// the forward mate's first base must come before the reverse mate's last,
+/// and the fragment runs from the one to the other. So mates that overlap
+/// past each other's start (a fragment shorter than a read, with a few
+/// adapter bases aligned, or an indel moving one start) still pair, as the
+/// same molecule; for mates that do not overlap past each other it is the
+/// span from the leftmost start to the rightmost end, as before. `--rf` and
+/// `--ff` keep bowtie's rule: the upstream mate starts and ends no later
+/// than the other (containment allowed, dovetailing not), and the fragment
+/// is that span.
 pub fn fragment(a: &Hit, la: u64, b: &Hit, lb: u64, o: Orientation) -> Option<u64> {
     if a.contig != b.contig {
         return None;
     }
     let (ea, eb) = (a.pos + la, b.pos + lb);
-    // `x` upstream of `y`: starts and ends no later (containment allowed,
-    // dovetailing not).
+    // `x` upstream of `y`: starts and ends no later.
     let up = |xs: u64, xe: u64, ys: u64, ye: u64| xs <= ys && xe <= ye;
-    let ok = match (o, a.rev, b.rev) {
-        (Orientation::Fr, false, true) | (Orientation::Rf, true, false) => up(a.pos, ea, b.pos, eb),
-        (Orientation::Fr, true, false) | (Orientation::Rf, false, true) => up(b.pos, eb, a.pos, ea),
-        (Orientation::Ff, false, false) => up(a.pos, ea, b.pos, eb),
-        (Orientation::Ff, true, true) => up(b.pos, eb, a.pos, ea),
-        _ => false,
-    };
-    ok.then(|| ea.max(eb) - a.pos.min(b.pos))
+    // The forward mate at `fs`, the reverse one ending at `re`: 5' to 5'.
+    let fr = |fs: u64, re: u64| (fs < re).then(|| re - fs);
+    let span = || ea.max(eb) - a.pos.min(b.pos);
+    match (o, a.rev, b.rev) {
+        (Orientation::Fr, false, true) => fr(a.pos, eb),
+        (Orientation::Fr, true, false) => fr(b.pos, ea),
+        (Orientation::Rf, true, false) | (Orientation::Ff, false, false) => {
+            up(a.pos, ea, b.pos, eb).then(span)
+        }
+        (Orientation::Rf, false, true) | (Orientation::Ff, true, true) => {
+            up(b.pos, eb, a.pos, ea).then(span)
+        }
+        _ => None,
+    }
 }
 
 /// SAM TLEN of a mate at `pos` (length `len`) whose mate is at `mpos`
@@ -232,9 +248,10 @@ mod tests {
         }
     }
 
-    /// Every orientation rule by brute force over small placements: the
-    /// fragment exists exactly when the rule's upstream mate starts and ends
-    /// no later than the other, on one contig.
+    /// Every orientation rule by brute force over small placements, on one
+    /// contig: `--fr` pairs when the forward mate starts before the reverse
+    /// mate ends (the fragment between them); `--rf`/`--ff` when the rule's
+    /// upstream mate starts and ends no later than the other.
     #[test]
     fn fragments_follow_the_orientation_rules() {
         for o in [Orientation::Fr, Orientation::Rf, Orientation::Ff] {
@@ -254,6 +271,10 @@ mod tests {
                                 _ => None,
                             };
                             let want = first_up.and_then(|up1| {
+                                if o == Orientation::Fr {
+                                    let (fs, re) = if up1 { (pa, pb + lb) } else { (pb, pa + la) };
+                                    return (fs < re).then(|| re - fs);
+                                }
                                 let ok = if up1 {
                                     pa <= pb && pa + la <= pb + lb
                                 } else {
