@@ -198,7 +198,7 @@ fn run_map(a: MapArgs) -> Result<()> {
         use fmalign::fastq::{PairSource, ReadSource};
         let one = ReadSource::open(&a.reads, a.threads)?;
         match (&a.reads2, pairing) {
-            (Some(two), _) if two == &a.reads => {
+            (Some(two), _) if same_file(two, &a.reads) => {
                 anyhow::bail!(
                     "READS and READS2 are the same file; for one file of pairs use --interleaved"
                 )
@@ -523,4 +523,24 @@ fn main() {
         error_line(&msg);
         std::process::exit(1);
     }
+}
+
+/// Whether two read paths name one file: the same path, or (on Unix) the
+/// same device and inode, through a link or another spelling of the path.
+fn same_file(a: &Path, b: &Path) -> bool {
+    if a == b {
+        return true;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let stdin = Path::new("-");
+        if a != stdin
+            && b != stdin
+            && let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b))
+        {
+            return x.dev() == y.dev() && x.ino() == y.ino();
+        }
+    }
+    false
 }

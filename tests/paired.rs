@@ -430,6 +430,19 @@ fn mismatched_mate_files_are_errors() {
         &["map", "ref.fa", "a.fq", "a.fq"],
         &["same file", "--interleaved"],
     );
+    // The same file by another path (it ran, with no pair proper).
+    fails(
+        &["map", "ref.fa", "a.fq", "./a.fq"],
+        &["same file", "--interleaved"],
+    );
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("a.fq", d.join("link.fq")).unwrap();
+        fails(
+            &["map", "ref.fa", "a.fq", "link.fq"],
+            &["same file", "--interleaved"],
+        );
+    }
     fails(
         &["map", "-X", "100", "ref.fa", "a.fq"],
         &["READS2 or --interleaved"],
