@@ -714,6 +714,81 @@ fn short_fragments_with_adapters_pair() {
     }
 }
 
+/// Mate rescue from up to 10 tied alignments of a mate, not only the
+/// first 3: mate 1 matches six identical copies of a segment equally well, and
+/// mate 2 (one substitution in 10: no seed of 19 bases) is found only by
+/// aligning it next to mate 1's copies. Its true place is next to the fifth
+/// copy in reference order; rescue from the first 3 missed it (mate 2
+/// unmapped, mate 1 on a copy chosen by name), and on chr20 left a pair of
+/// tied mates at MAPQ 30 in the wrong copy.
+#[test]
+fn rescue_tries_the_tied_copies() {
+    let mut rng = Rng::new(31);
+    let mut refs = reference(&mut rng);
+    let unit = rng.bases(150);
+    // Six copies, in reference order: chr0 at 5k and 35k, chr1 at 5k and
+    // 35k, chr2 at 5k (the fifth: the true one) and 35k.
+    let mut copies = Vec::new();
+    for c in 0..3 {
+        for at in [5_000usize, 35_000] {
+            refs[c].seq[at..at + 150].copy_from_slice(&unit);
+            copies.push((c, at));
+        }
+    }
+    let dir = indexed(&refs);
+    let (c, at) = copies[4];
+    let frag = 400;
+    let mut reads = (Vec::new(), Vec::new());
+    for i in 0..10 {
+        let seq = &refs[c].seq;
+        let mut b = seq[at + frag - 150..at + frag].to_vec();
+        for k in (i % 10..150).step_by(10) {
+            b[k] = if b[k] == b'A' { b'C' } else { b'A' };
+        }
+        let name = format!("t{i}");
+        reads.0.push(FqRead {
+            name: format!("{name}/1"),
+            qual: vec![b'I'; 150],
+            seq: unit.clone(),
+        });
+        reads.1.push(FqRead {
+            name: format!("{name}/2"),
+            qual: vec![b'I'; 150],
+            seq: revcomp(&b),
+        });
+    }
+    let d = dir.path();
+    std::fs::write(d.join("r1.fq"), fastq_text(&reads.0)).unwrap();
+    std::fs::write(d.join("r2.fq"), fastq_text(&reads.1)).unwrap();
+    // Mate 2 alone is not found.
+    std::fs::write(d.join("m2.fq"), fastq_text(&reads.1)).unwrap();
+    let single = run_ok(d, &["map", "-q", "--local", "ref.fa", "m2.fq"], None).stdout;
+    let (_, recs) = parse_sam(&single);
+    assert!(recs.iter().all(|r| r.unmapped()), "mate 2 alone maps");
+    let out = run_ok(
+        d,
+        &[
+            "map", "-q", "--local", "-I", "300", "-X", "500", "ref.fa", "r1.fq", "r2.fq",
+        ],
+        None,
+    )
+    .stdout;
+    let (_, recs) = parse_sam(&out);
+    let prim: Vec<&SamRec> = recs.iter().filter(|r| r.flag & 0x900 == 0).collect();
+    assert_eq!(prim.len(), 20);
+    for r in &prim {
+        check_record(&refs, r, true);
+        assert!(r.flag & 2 != 0, "not proper: {r:?}");
+        assert_eq!(r.rname, refs[c].name, "{r:?}");
+        let want = if r.flag & 0x40 != 0 {
+            at
+        } else {
+            at + frag - 150
+        };
+        assert_eq!(r.pos, want as u64 + 1, "{r:?}");
+    }
+}
+
 /// The reference span `[pos, end)` (1-based, end exclusive) a record's
 /// CIGAR covers.
 fn ref_span(r: &SamRec) -> (u64, u64) {
