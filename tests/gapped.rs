@@ -729,9 +729,9 @@ fn rescue_tries_the_tied_copies() {
     // Six copies, in reference order: chr0 at 5k and 35k, chr1 at 5k and
     // 35k, chr2 at 5k (the fifth: the true one) and 35k.
     let mut copies = Vec::new();
-    for c in 0..3 {
+    for (c, r) in refs.iter_mut().enumerate() {
         for at in [5_000usize, 35_000] {
-            refs[c].seq[at..at + 150].copy_from_slice(&unit);
+            r.seq[at..at + 150].copy_from_slice(&unit);
             copies.push((c, at));
         }
     }
