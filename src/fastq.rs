@@ -644,16 +644,25 @@ impl PairSource {
             let (n1, n2) = (a.get(k).name, b.get(k).name);
             if base_name(n1) != base_name(n2) {
                 let shown = |n: &[u8]| String::from_utf8_lossy(n).into_owned();
-                return Err(Error::input(
-                    self.second_path(),
+                let msg = if self.two.is_some() {
                     format!(
                         "pair {}: mate names differ ('{}' in {}, '{}' here); the files must list the same pairs in the same order",
                         self.pairs + 1,
                         shown(n1),
                         self.one.path().display(),
                         shown(n2)
-                    ),
-                ));
+                    )
+                } else {
+                    format!(
+                        "pair {} (records {} and {}): mate names differ ('{}', '{}'); --interleaved needs mate 1 and mate 2 of each pair one after the other",
+                        self.pairs + 1,
+                        2 * self.pairs + 1,
+                        2 * self.pairs + 2,
+                        shown(n1),
+                        shown(n2)
+                    )
+                };
+                return Err(Error::input(self.second_path(), msg));
             }
             self.pairs += 1;
         }
@@ -740,7 +749,9 @@ fn read_parse_message(e: &needletail::errors::ParseError) -> String {
         K::UnknownFormat => "not a FASTQ or FASTA file (first byte is neither '@' nor '>')".into(),
         K::EmptyFile => "not a FASTQ or FASTA file".into(),
         K::UnexpectedEnd => format!("truncated record ({at})"),
-        K::UnequalLengths => format!("quality and sequence lengths differ ({at})"),
+        K::UnequalLengths => format!(
+            "quality and sequence lengths differ, or the file ends inside the record ({at})"
+        ),
         K::InvalidSeparator => format!("expected a '+' separator line ({at})"),
         K::InvalidStart => {
             // needletail says "Expected '@' but found '<the byte>", the byte

@@ -430,6 +430,27 @@ fn mismatched_mate_files_are_errors() {
         &["map", "ref.fa", "a.fq", "a.fq"],
         &["same file", "--interleaved"],
     );
+    // An interleaved file out of step: the records named, not "the files".
+    let mut il = Vec::new();
+    for (i, r) in reads.iter().enumerate() {
+        il.push(r.clone());
+        let mut m = r.clone();
+        if i == 2 {
+            m.name = "other".into();
+        }
+        il.push(m);
+    }
+    std::fs::write(d.join("il.fq"), fastq_text(&il)).unwrap();
+    fails(
+        &["map", "--interleaved", "ref.fa", "il.fq"],
+        &[
+            "il.fq",
+            "pair 3 (records 5 and 6)",
+            "'r2'",
+            "'other'",
+            "--interleaved",
+        ],
+    );
     // The same file by another path (it ran, with no pair proper).
     fails(
         &["map", "ref.fa", "a.fq", "./a.fq"],
