@@ -125,7 +125,7 @@ pub fn index(data: &[u8]) -> bool {
 pub fn sam(data: &[u8]) -> bool {
     use fmalign::read::Hit;
     use fmalign::sam::{
-        MappedFields, MateFields, header, push_mapped, push_unmapped, push_unmapped_mate,
+        MappedFields, MateCigar, MateFields, header, push_mapped, push_unmapped, push_unmapped_mate,
     };
     let Ok(mut src) =
         fmalign::fastq::ReadSource::from_reader(Cursor::new(data.to_vec()), Path::new("r.fq"))
@@ -157,6 +157,7 @@ pub fn sam(data: &[u8]) -> bool {
                 contig: placed.map(|p| p.0),
                 pos: placed.map_or(0, |p| p.1),
                 tlen: 0,
+                cigar: placed.map_or(MateCigar::None, |_| MateCigar::Matched(i as u64 % 200 + 1)),
             };
             push_unmapped_mate(&mut out, &read, &mate, placed, &r.layout);
             expect.push((read.name.to_vec(), read.seq.len()));
@@ -192,6 +193,11 @@ pub fn sam(data: &[u8]) -> bool {
                         contig: (i % 2 == 0).then_some((i % r.layout.contigs.len()) as u32),
                         pos: (i as u64 * 7) % 1000,
                         tlen: if i % 4 == 0 { -(i as i64) } else { i as i64 },
+                        cigar: if i % 2 == 0 {
+                            MateCigar::Matched(i as u64 % 150 + 1)
+                        } else {
+                            MateCigar::None
+                        },
                     })
                     .as_ref(),
                 &r.layout,

@@ -177,7 +177,7 @@ pub struct MappedFields<'a> {
 
 /// The fields that tie a paired read to its mate.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct MateFields {
+pub struct MateFields<'a> {
     /// Pair flag bits: 0x1, 0x2, 0x8, 0x20, 0x40, 0x80.
     pub flag: u16,
     /// The mate's contig (`None`: `*`).
@@ -186,10 +186,41 @@ pub struct MateFields {
     pub pos: u64,
     /// TLEN.
     pub tlen: i64,
+    /// The mate's CIGAR, written as `MC:Z` (as bwa mem does; Picard and
+    /// `samtools markdup` read it); none for an unmapped mate.
+    pub cigar: MateCigar<'a>,
+}
+
+/// The CIGAR of a read's mate, for `MC:Z`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MateCigar<'a> {
+    /// The mate is unmapped: no tag.
+    #[default]
+    None,
+    /// `{len}M` (an ungapped hit).
+    Matched(u64),
+    /// A gapped alignment's CIGAR.
+    Ops(&'a [(Op, u32)]),
+}
+
+/// `\tMC:Z:<the mate's CIGAR>` when the record has a mapped mate.
+fn push_mate_cigar(out: &mut Vec<u8>, mate: Option<&MateFields<'_>>) {
+    match mate.map(|m| m.cigar) {
+        Some(MateCigar::Matched(len)) => {
+            out.extend_from_slice(b"\tMC:Z:");
+            push_int(out, len);
+            out.push(b'M');
+        }
+        Some(MateCigar::Ops(ops)) => {
+            out.extend_from_slice(b"\tMC:Z:");
+            push_cigar(out, ops);
+        }
+        Some(MateCigar::None) | None => {}
+    }
 }
 
 /// RNEXT, PNEXT and TLEN (with their tabs) for a record on `own` contig.
-fn push_mate(out: &mut Vec<u8>, mate: Option<&MateFields>, own: Option<u32>, layout: &Layout) {
+fn push_mate(out: &mut Vec<u8>, mate: Option<&MateFields<'_>>, own: Option<u32>, layout: &Layout) {
     match mate {
         Some(&MateFields {
             contig: Some(c),
@@ -219,7 +250,7 @@ fn push_mate(out: &mut Vec<u8>, mate: Option<&MateFields>, own: Option<u32>, lay
 pub fn push_unmapped_mate(
     out: &mut Vec<u8>,
     read: &ReadView<'_>,
-    mate: &MateFields,
+    mate: &MateFields<'_>,
     place: Option<(u32, u64)>,
     layout: &Layout,
 ) {
@@ -238,6 +269,7 @@ pub fn push_unmapped_mate(
     out.extend_from_slice(b"\t0\t*");
     push_mate(out, Some(mate), place.map(|p| p.0), layout);
     push_seq_qual(out, read, false);
+    push_mate_cigar(out, Some(mate));
     out.push(b'\n');
 }
 
@@ -272,7 +304,7 @@ pub fn push_mapped(
     read: &ReadView<'_>,
     hit: &Hit,
     f: MappedFields<'_>,
-    mate: Option<&MateFields>,
+    mate: Option<&MateFields<'_>>,
     layout: &Layout,
     pac: &[u8],
 ) {
@@ -306,6 +338,7 @@ pub fn push_mapped(
         out.extend_from_slice(b"\tX1:i:");
         push_int(out, x1 as u64);
     }
+    push_mate_cigar(out, mate);
     if !f.xa.is_empty() {
         out.extend_from_slice(b"\tXA:Z:");
         for h in f.xa {
@@ -384,7 +417,7 @@ pub fn push_aligned(
     read: &ReadView<'_>,
     a: &Aligned,
     f: AlignedFields<'_>,
-    mate: Option<&MateFields>,
+    mate: Option<&MateFields<'_>>,
     layout: &Layout,
 ) {
     push_name(out, read.name);
@@ -413,6 +446,7 @@ pub fn push_aligned(
         out.extend_from_slice(b"\tXS:i:");
         out.extend_from_slice(itoa::Buffer::new().format(xs).as_bytes());
     }
+    push_mate_cigar(out, mate);
     if !f.sa.is_empty() {
         out.extend_from_slice(b"\tSA:Z:");
         out.extend_from_slice(f.sa);

@@ -437,6 +437,7 @@ fn pairs_with_mate_rescue() {
         ];
         let out = run_ok(dir.path(), &args, None).stdout;
         let (_, recs) = parse_sam(&out);
+        check_mate_cigars(&recs);
         let prim: Vec<&SamRec> = recs.iter().filter(|r| r.flag & 0x900 == 0).collect();
         assert_eq!(prim.len(), 600);
         let mut proper = 0;

@@ -111,6 +111,7 @@ fn wgsim_pairs_map_at_their_truth() {
         .unwrap_or_else(|| panic!("no insert-size line: {err}"));
     assert!((240.0..260.0).contains(&mean), "{err}");
     let (_, recs) = parse_sam(&out.stdout);
+    check_mate_cigars(&recs);
     let ps = pairs(&recs);
     assert_eq!(ps.len(), 3000);
     for (a, b) in &ps {
@@ -330,6 +331,8 @@ fn pairs_across_contigs_over_n_and_unmapped() {
         args.extend_from_slice(&["ref.fa", "m1.fq", "m2.fq"]);
         let out = run_ok(d, &args, None);
         let (_, recs) = parse_sam(&out.stdout);
+        // Unmapped mates and mates apart included.
+        check_mate_cigars(&recs);
         let ps = pairs(&recs);
         assert_eq!(ps.len(), 5);
         let (a, b) = &ps[0];

@@ -12,7 +12,7 @@ use crate::fm::FmIndex;
 use crate::index::Index;
 use crate::pair::{Orientation, Window};
 use crate::read::{Hit, ReadView, base_name};
-use crate::sam::{self, Aligned, AlignedFields, MateFields};
+use crate::sam::{self, Aligned, AlignedFields, MateCigar, MateFields};
 use crate::seed::{self, Anchor, Seed};
 
 use super::*;
@@ -601,7 +601,7 @@ fn single_mapq(mode: Mode, len: usize, alns: &[Aligned], chosen: usize) -> u8 {
 /// The records of one read given its alignments, the one chosen as primary
 /// and its MAPQ, and (for a mate) its pair fields.
 #[allow(clippy::too_many_arguments)]
-fn write_read(
+fn write_read<'m>(
     out: &mut Vec<u8>,
     read: &ReadView<'_>,
     alns: &[Aligned],
@@ -610,7 +610,7 @@ fn write_read(
     mode: Mode,
     cfg: &MapConfig,
     layout: &crate::reference::Layout,
-    mate: Option<&dyn Fn(&Aligned) -> MateFields>,
+    mate: Option<&dyn Fn(&Aligned) -> MateFields<'m>>,
 ) -> usize {
     let len = read.seq.len() as u32;
     let p = &alns[chosen];
@@ -915,6 +915,7 @@ pub(super) fn format_pair(
                         } else {
                             0
                         },
+                        cigar: MateCigar::Ops(&m.cigar),
                     },
                     // Mate unmapped: placed at this read's primary.
                     None => MateFields {
@@ -922,6 +923,7 @@ pub(super) fn format_pair(
                         contig: Some(own_primary.contig),
                         pos: own_primary.pos,
                         tlen: 0,
+                        cigar: MateCigar::None,
                     },
                 };
                 write_read(out, read, alns, c, q, mode, cfg, layout, Some(&mate_fields))
@@ -933,6 +935,7 @@ pub(super) fn format_pair(
                     contig: place.map(|x| x.0),
                     pos: place.map_or(0, |x| x.1),
                     tlen: 0,
+                    cigar: mate.map_or(MateCigar::None, |m| MateCigar::Ops(&m.cigar)),
                 };
                 sam::push_unmapped_mate(out, read, &mf, place, layout);
                 0

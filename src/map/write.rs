@@ -31,6 +31,9 @@ pub(super) fn format_read(
                     contig: place.map(|x| x.0),
                     pos: place.map_or(0, |x| x.1),
                     tlen: 0,
+                    cigar: p.mate.map_or(sam::MateCigar::None, |(_, mlen)| {
+                        sam::MateCigar::Matched(mlen)
+                    }),
                 };
                 sam::push_unmapped_mate(out, read, &mate, place, layout);
             }
@@ -58,6 +61,7 @@ pub(super) fn format_read(
                 } else {
                     0
                 },
+                cigar: sam::MateCigar::Matched(mlen),
             },
             // Mate unmapped: placed at this read's primary.
             None => sam::MateFields {
@@ -65,6 +69,7 @@ pub(super) fn format_read(
                 contig: Some(hits[primary].contig),
                 pos: hits[primary].pos,
                 tlen: 0,
+                cigar: sam::MateCigar::None,
             },
         })
     };

@@ -120,6 +120,29 @@ pub fn sam_seq(seq: &[u8]) -> Vec<u8> {
         .collect()
 }
 
+/// `MC:Z` on paired records (as bwa mem writes it): every record whose
+/// mate is mapped carries the CIGAR of the mate's primary record, and a
+/// record whose mate is unmapped carries none. `recs`: a paired SAM's
+/// records, each pair's primaries present.
+pub fn check_mate_cigars(recs: &[SamRec]) {
+    let primary = |name: &str, first: bool| {
+        recs.iter()
+            .find(|r| r.qname == name && r.flag & 0x900 == 0 && (r.flag & 0x40 != 0) == first)
+            .unwrap_or_else(|| panic!("no primary of {name}"))
+    };
+    let mut checked = 0;
+    for r in recs.iter().filter(|r| r.flag & 1 != 0) {
+        let mate = primary(&r.qname, r.flag & 0x40 == 0);
+        if mate.unmapped() {
+            assert_eq!(r.tag("MC"), None, "mate unmapped: {r:?}");
+        } else {
+            assert_eq!(r.tag("MC"), Some(mate.cigar.as_str()), "{r:?} {mate:?}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 0, "no record with a mapped mate");
+}
+
 /// One reference sequence, as the oracle sees it: the name and the bases,
 /// upper-cased, without line breaks.
 #[derive(Clone, Debug, PartialEq, Eq)]
