@@ -276,7 +276,8 @@ fn align_seeded(
             rev: a.rev,
             skip: skip_before(a.diagonal(), m, mode),
         };
-        out.extend(extend_at(codes, &window, at, mode, &quals));
+        let min = Scoring::min_score(mode, codes.len());
+        out.extend(extend_at(codes, &window, at, mode, &quals, min));
     }
     // Local: a low-scoring candidate for a part of the read the best
     // alignment leaves out (a chimeric read's other part) is extended too.
@@ -302,7 +303,8 @@ fn align_seeded(
                 rev: a.rev,
                 skip: skip_before(a.diagonal(), m, mode),
             };
-            extra.extend(extend_at(codes, &window, at, mode, &quals));
+            let min = Scoring::min_score(mode, codes.len());
+            extra.extend(extend_at(codes, &window, at, mode, &quals, min));
         }
         out.extend(extra);
     }
@@ -362,8 +364,15 @@ fn skip_before(diag: i64, m: usize, mode: Mode) -> usize {
 }
 
 /// `codes` (the read on strand `at.rev`) extended in `window`: the
-/// alignment, AS by `quals`, if it scores at least the mode's minimum.
-fn extend_at(codes: &[u8], window: &[u8], at: Place, mode: Mode, quals: &Quals) -> Option<Aligned> {
+/// alignment, AS by `quals`, if it scores at least `min`.
+fn extend_at(
+    codes: &[u8],
+    window: &[u8],
+    at: Place,
+    mode: Mode,
+    quals: &Quals,
+    min: i32,
+) -> Option<Aligned> {
     let skip = at.skip;
     let part = &codes[skip..];
     let e = align::extend(part, window, mode)?;
@@ -379,7 +388,7 @@ fn extend_at(codes: &[u8], window: &[u8], at: Place, mode: Mode, quals: &Quals) 
             _ => cigar.insert(0, (align::Op::Soft, skip as u32)),
         }
     }
-    (score >= Scoring::min_score(mode, codes.len())).then(|| Aligned {
+    (score >= min).then(|| Aligned {
         contig: at.contig,
         pos: at.start + e.ref_start as u64,
         rev: at.rev,
@@ -783,13 +792,32 @@ fn rescue(
             rev,
             skip: 0,
         };
-        if let Some(x) = extend_at(codes, &window, at, mode, &quals) {
+        if let Some(x) = extend_at(
+            codes,
+            &window,
+            at,
+            mode,
+            &quals,
+            rescue_min(mode, codes.len()),
+        ) {
             other.push(x);
             added = true;
         }
     }
     if added {
         dedup(other);
+    }
+}
+
+/// The least score of a mate found by rescue: in `--local` a seed's length
+/// in matches (19, what bwa mem asks of a rescued mate: inside the insert
+/// window a 19-base match is no chance hit), below the minimum of 30 a read
+/// aligned alone needs; end to end the mode's minimum.
+fn rescue_min(mode: Mode, len: usize) -> i32 {
+    let min = Scoring::min_score(mode, len);
+    match mode {
+        Mode::Local => min.min(seed::MIN_SEED as i32 * Scoring::of(mode).matched),
+        Mode::EndToEnd => min,
     }
 }
 
