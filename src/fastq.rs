@@ -752,7 +752,9 @@ fn read_parse_message(e: &needletail::errors::ParseError) -> String {
         K::UnequalLengths => format!(
             "quality and sequence lengths differ, or the file ends inside the record ({at})"
         ),
-        K::InvalidSeparator => format!("expected a '+' separator line ({at})"),
+        K::InvalidSeparator => format!(
+            "expected a '+' separator line ({at}); a sequence over several lines (multi-line FASTQ) is not read: `seqtk seq -l0` writes it on one"
+        ),
         K::InvalidStart => {
             // needletail says "Expected '@' but found '<the byte>", the byte
             // escaped: a blank line comes out as a backslash and an n.

@@ -314,6 +314,17 @@ fn fastq_without_plus() {
     );
 }
 
+/// Multi-line FASTQ (old Sanger files): refused, and the message says why
+/// and how to rewrite it.
+#[test]
+fn multi_line_fastq() {
+    map_fails(
+        "ml.fq",
+        b"@r1\nACGTACGT\nACGT\n+\nIIIIIIII\nIIII\n",
+        &["line", "r1", "'+'", "multi-line FASTQ", "seqtk seq -l0"],
+    );
+}
+
 #[test]
 fn truncated_fastq() {
     map_fails("cut.fq", b"@r1\nACGT\n+\nIIII\n@r2\nAC", &["line", "r2"]);
