@@ -285,6 +285,36 @@ fn map(dir: &Path, reads: &[FqRead], args: &[&str]) -> Vec<u8> {
     run_ok(dir, &all, None).stdout
 }
 
+/// Read pairs at Q40, named `{name}/1` and `{name}/2`.
+#[derive(Default)]
+struct Pairs {
+    one: Vec<FqRead>,
+    two: Vec<FqRead>,
+}
+
+impl Pairs {
+    fn push(&mut self, name: &str, a: Vec<u8>, b: Vec<u8>) {
+        for (mates, m, seq) in [(&mut self.one, 1, a), (&mut self.two, 2, b)] {
+            mates.push(FqRead {
+                name: format!("{name}/{m}"),
+                qual: vec![b'I'; seq.len()],
+                seq,
+            });
+        }
+    }
+}
+
+/// Maps `pairs` (written to r1.fq and r2.fq in `dir`) with `args`; the SAM
+/// text.
+fn map_pairs(dir: &Path, pairs: &Pairs, args: &[&str]) -> Vec<u8> {
+    std::fs::write(dir.join("r1.fq"), fastq_text(&pairs.one)).unwrap();
+    std::fs::write(dir.join("r2.fq"), fastq_text(&pairs.two)).unwrap();
+    let mut all = vec!["map", "-q"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["ref.fa", "r1.fq", "r2.fq"]);
+    run_ok(dir, &all, None).stdout
+}
+
 /// Single reads with indels: every primary at MAPQ >= 20 where it came
 /// from (within the indel's shift), nearly all mapped, every record
 /// consistent with the reference; the same output for any -t and -K.
@@ -400,9 +430,9 @@ fn pairs_with_mate_rescue() {
     let mut rng = Rng::new(99);
     let refs = reference(&mut rng);
     let dir = indexed(&refs);
-    let (mut m1, mut m2) = (Vec::new(), Vec::new());
+    let mut pairs = Pairs::default();
     let mut hard = Vec::new();
-    while m1.len() < 300 {
+    while pairs.one.len() < 300 {
         let c = rng.below(refs.len() as u64) as usize;
         let seq = &refs[c].seq;
         let frag = rng.range(270, 331) as usize;
@@ -410,7 +440,7 @@ fn pairs_with_mate_rescue() {
         if seq[pos..pos + frag + 8].contains(&b'N') {
             continue;
         }
-        let i = m1.len();
+        let i = pairs.one.len();
         let a = mutate(&mut rng, seq, pos, 150, 100);
         let sub = if i % 10 == 0 { 12 } else { 100 };
         let b = revcomp(&mutate(&mut rng, seq, pos + frag - 150, 150, sub));
@@ -418,24 +448,10 @@ fn pairs_with_mate_rescue() {
         if i % 10 == 0 {
             hard.push(name.clone());
         }
-        m1.push(FqRead {
-            name: format!("{name}/1"),
-            qual: vec![b'I'; 150],
-            seq: a,
-        });
-        m2.push(FqRead {
-            name: format!("{name}/2"),
-            qual: vec![b'I'; 150],
-            seq: b,
-        });
+        pairs.push(&name, a, b);
     }
-    std::fs::write(dir.path().join("r1.fq"), fastq_text(&m1)).unwrap();
-    std::fs::write(dir.path().join("r2.fq"), fastq_text(&m2)).unwrap();
     for (flag, local) in [("--local", true), ("--end-to-end", false)] {
-        let args = [
-            "map", "-q", flag, "-I", "200", "-X", "400", "ref.fa", "r1.fq", "r2.fq",
-        ];
-        let out = run_ok(dir.path(), &args, None).stdout;
+        let out = map_pairs(dir.path(), &pairs, &[flag, "-I", "200", "-X", "400"]);
         let (_, recs) = parse_sam(&out);
         check_mate_cigars(&recs);
         let prim: Vec<&SamRec> = recs.iter().filter(|r| r.flag & 0x900 == 0).collect();
@@ -668,7 +684,7 @@ fn short_fragments_with_adapters_pair() {
         frags.push((c, pos, len));
     }
     let dir = indexed(&refs);
-    let (mut m1, mut m2) = (Vec::new(), Vec::new());
+    let mut pairs = Pairs::default();
     for (i, &(c, pos, len)) in frags.iter().enumerate() {
         let frag = &refs[c].seq[pos..pos + len];
         let mut a = frag.to_vec();
@@ -676,29 +692,13 @@ fn short_fragments_with_adapters_pair() {
         let mut b = revcomp(frag);
         b.extend_from_slice(&adapter[..150 - len]);
         let name = format!("f{i}_{}_{}_{len}", refs[c].name, pos + 1);
-        m1.push(FqRead {
-            name: format!("{name}/1"),
-            qual: vec![b'I'; 150],
-            seq: a,
-        });
-        m2.push(FqRead {
-            name: format!("{name}/2"),
-            qual: vec![b'I'; 150],
-            seq: b,
-        });
+        pairs.push(&name, a, b);
     }
-    let d = dir.path();
-    std::fs::write(d.join("r1.fq"), fastq_text(&m1)).unwrap();
-    std::fs::write(d.join("r2.fq"), fastq_text(&m2)).unwrap();
-    let out = run_ok(
-        d,
-        &[
-            "map", "-q", "--local", "-I", "0", "-X", "600", "ref.fa", "r1.fq", "r2.fq",
-        ],
-        None,
-    )
-    .stdout;
-    let (_, recs) = parse_sam(&out);
+    let (_, recs) = parse_sam(&map_pairs(
+        dir.path(),
+        &pairs,
+        &["--local", "-I", "0", "-X", "600"],
+    ));
     let prim: Vec<&SamRec> = recs.iter().filter(|r| r.flag & 0x900 == 0).collect();
     assert_eq!(prim.len(), 2 * frags.len());
     for r in &prim {
@@ -740,42 +740,23 @@ fn rescue_tries_the_tied_copies() {
     let dir = indexed(&refs);
     let (c, at) = copies[4];
     let frag = 400;
-    let mut reads = (Vec::new(), Vec::new());
+    let mut pairs = Pairs::default();
     for i in 0..10 {
         let seq = &refs[c].seq;
         let mut b = seq[at + frag - 150..at + frag].to_vec();
         for k in (i % 10..150).step_by(10) {
             b[k] = if b[k] == b'A' { b'C' } else { b'A' };
         }
-        let name = format!("t{i}");
-        reads.0.push(FqRead {
-            name: format!("{name}/1"),
-            qual: vec![b'I'; 150],
-            seq: unit.clone(),
-        });
-        reads.1.push(FqRead {
-            name: format!("{name}/2"),
-            qual: vec![b'I'; 150],
-            seq: revcomp(&b),
-        });
+        pairs.push(&format!("t{i}"), unit.clone(), revcomp(&b));
     }
-    let d = dir.path();
-    std::fs::write(d.join("r1.fq"), fastq_text(&reads.0)).unwrap();
-    std::fs::write(d.join("r2.fq"), fastq_text(&reads.1)).unwrap();
     // Mate 2 alone is not found.
-    std::fs::write(d.join("m2.fq"), fastq_text(&reads.1)).unwrap();
-    let single = run_ok(d, &["map", "-q", "--local", "ref.fa", "m2.fq"], None).stdout;
-    let (_, recs) = parse_sam(&single);
+    let (_, recs) = parse_sam(&map(dir.path(), &pairs.two, &["--local"]));
     assert!(recs.iter().all(|r| r.unmapped()), "mate 2 alone maps");
-    let out = run_ok(
-        d,
-        &[
-            "map", "-q", "--local", "-I", "300", "-X", "500", "ref.fa", "r1.fq", "r2.fq",
-        ],
-        None,
-    )
-    .stdout;
-    let (_, recs) = parse_sam(&out);
+    let (_, recs) = parse_sam(&map_pairs(
+        dir.path(),
+        &pairs,
+        &["--local", "-I", "300", "-X", "500"],
+    ));
     let prim: Vec<&SamRec> = recs.iter().filter(|r| r.flag & 0x900 == 0).collect();
     assert_eq!(prim.len(), 20);
     for r in &prim {
@@ -801,8 +782,7 @@ fn local_rescue_keeps_a_short_mate() {
     let mut rng = Rng::new(77);
     let refs = reference(&mut rng);
     let dir = indexed(&refs);
-    let d = dir.path();
-    let (mut m1, mut m2) = (Vec::new(), Vec::new());
+    let mut pairs = Pairs::default();
     for i in 0..10usize {
         let c = i % 3;
         let pos = 3_000 + 2_000 * i;
@@ -810,29 +790,13 @@ fn local_rescue_keeps_a_short_mate() {
         let seq = &refs[c].seq;
         let mut b = revcomp(&seq[pos + frag - 24..pos + frag]);
         b.extend(rng.bases(126));
-        let name = format!("s{i}");
-        m1.push(FqRead {
-            name: format!("{name}/1"),
-            qual: vec![b'I'; 150],
-            seq: seq[pos..pos + 150].to_vec(),
-        });
-        m2.push(FqRead {
-            name: format!("{name}/2"),
-            qual: vec![b'I'; 150],
-            seq: b,
-        });
+        pairs.push(&format!("s{i}"), seq[pos..pos + 150].to_vec(), b);
     }
-    std::fs::write(d.join("r1.fq"), fastq_text(&m1)).unwrap();
-    std::fs::write(d.join("r2.fq"), fastq_text(&m2)).unwrap();
-    let out = run_ok(
-        d,
-        &[
-            "map", "-q", "--local", "-I", "200", "-X", "400", "ref.fa", "r1.fq", "r2.fq",
-        ],
-        None,
-    )
-    .stdout;
-    let (_, recs) = parse_sam(&out);
+    let (_, recs) = parse_sam(&map_pairs(
+        dir.path(),
+        &pairs,
+        &["--local", "-I", "200", "-X", "400"],
+    ));
     for r in recs.iter().filter(|r| r.flag & 0x80 != 0) {
         assert!(!r.unmapped(), "{r:?}");
         check_record(&refs, r, true);

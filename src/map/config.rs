@@ -137,25 +137,29 @@ impl PairConfig {
     /// the other (`-I 800` where the longest estimated is 700) moves the
     /// other to it. The second value says what was given, for the notice.
     pub fn with_given(&self, w: Window) -> (Window, String) {
-        let min = self.min_insert.unwrap_or(w.min);
-        let max = self.max_insert.unwrap_or(w.max);
-        let out = match (self.min_insert, self.max_insert) {
-            (Some(_), None) => Window {
-                min,
-                max: max.max(min),
-            },
-            (None, Some(_)) => Window {
-                min: min.min(max),
-                max,
-            },
-            _ => Window { min, max },
-        };
-        let given = match (self.min_insert, self.max_insert) {
-            (Some(i), None) => format!("-I {i} given"),
-            (None, Some(x)) => format!("-X {x} given"),
-            _ => "set with -I/-X".to_owned(),
-        };
-        (out, given)
+        match (self.min_insert, self.max_insert) {
+            (Some(min), None) => (
+                Window {
+                    min,
+                    max: w.max.max(min),
+                },
+                format!("-I {min} given"),
+            ),
+            (None, Some(max)) => (
+                Window {
+                    min: w.min.min(max),
+                    max,
+                },
+                format!("-X {max} given"),
+            ),
+            (min, max) => (
+                Window {
+                    min: min.unwrap_or(w.min),
+                    max: max.unwrap_or(w.max),
+                },
+                "set with -I/-X".to_owned(),
+            ),
+        }
     }
 }
 

@@ -255,6 +255,7 @@ fn align_seeded(
     let best = cands.first().map_or(0, |c| c.0);
     let sc = Scoring::of(mode);
     let margin = EXTEND_MARGIN_MISMATCHES * (sc.matched + sc.mismatch);
+    let min = Scoring::min_score(mode, m);
     let mut pruned = Vec::new();
     for (ub, a, start, window) in cands {
         if ub < best - margin {
@@ -276,7 +277,6 @@ fn align_seeded(
             rev: a.rev,
             skip: skip_before(a.diagonal(), m, mode),
         };
-        let min = Scoring::min_score(mode, codes.len());
         out.extend(extend_at(codes, &window, at, mode, &quals, min));
     }
     // Local: a low-scoring candidate for a part of the read the best
@@ -303,7 +303,6 @@ fn align_seeded(
                 rev: a.rev,
                 skip: skip_before(a.diagonal(), m, mode),
             };
-            let min = Scoring::min_score(mode, codes.len());
             extra.extend(extend_at(codes, &window, at, mode, &quals, min));
         }
         out.extend(extra);
@@ -985,12 +984,14 @@ pub(super) fn format_pair(
 /// The fragment of a pair whose mates each have one alignment clearly
 /// better than any other, for the insert-size estimate.
 pub(super) fn unique_fragment(a1: &[Aligned], a2: &[Aligned], o: Orientation) -> Option<u64> {
-    let unique = |a: &[Aligned]| match a {
-        [x] => Some(x.clone()),
-        [x, y, ..] if x.score > y.score => Some(x.clone()),
-        _ => None,
-    };
-    fragment(&unique(a1)?, &unique(a2)?, o)
+    fn unique(a: &[Aligned]) -> Option<&Aligned> {
+        match a {
+            [x] => Some(x),
+            [x, y, ..] if x.score > y.score => Some(x),
+            _ => None,
+        }
+    }
+    fragment(unique(a1)?, unique(a2)?, o)
 }
 
 /// [`super::process_batch`] for gapped modes: the same chunks, order and
@@ -1052,20 +1053,12 @@ pub(super) fn process_batch(
                 .collect();
             if window.is_none() {
                 let want = crate::pair::ESTIMATE_PAIRS.min(batch.len());
-                let fragments_in = |o| -> Vec<u64> {
-                    found
-                        .iter()
-                        .flatten()
-                        .take(want)
-                        .filter_map(|(a, b)| unique_fragment(a, b, o))
-                        .filter(|&f| f <= crate::pair::ESTIMATE_MAX_FRAGMENT)
-                        .collect()
-                };
-                let fragments = fragments_in(pairing.orientation);
-                let counts: Vec<(Orientation, usize)> = <Orientation as crate::Choice>::ALL
+                let pairs = found
                     .iter()
-                    .map(|&o| (o, fragments_in(o).len()))
-                    .collect();
+                    .flatten()
+                    .take(want)
+                    .map(|(a, b)| move |o| unique_fragment(a, b, o));
+                let (fragments, counts) = tally_fragments(pairs, pairing.orientation);
                 *window = Some(estimated_window(
                     &fragments, want, pairing, &counts, notices,
                 ));

@@ -354,41 +354,47 @@ fn estimate_window(
     pairing: &PairConfig,
     notices: &mut Vec<String>,
 ) -> Window {
-    let mut fragments = Vec::new();
-    let mut counts = orientation_counts();
     let want = crate::pair::ESTIMATE_PAIRS.min(batch.len());
     // The one best hit of a mate, if it has exactly one.
     let unique = |h: &ReadHits| match h {
         ReadHits::All(v) if !v.is_empty() && v.get(1).is_none_or(|x| x.nm > v[0].nm) => Some(v[0]),
         _ => None,
     };
-    for k in 0..want {
+    let pairs = (0..want).filter_map(|k| {
         let hits = &found[k / per].hits;
         let n = hits.len() / 2;
-        let (Some(a), Some(b)) = (unique(&hits[k % per]), unique(&hits[n + k % per])) else {
-            continue;
-        };
+        let (a, b) = (unique(&hits[k % per])?, unique(&hits[n + k % per])?);
         let (l1, l2) = (batch.get(k).seq.len() as u64, mates.get(k).seq.len() as u64);
+        Some(move |o| crate::pair::fragment(&a, l1, &b, l2, o))
+    });
+    let (fragments, counts) = tally_fragments(pairs, pairing.orientation);
+    estimated_window(&fragments, want, pairing, &counts, notices)
+}
+
+/// The first pairs' fragments for the estimate, each pair given as its
+/// fragment in an orientation (`None`: it forms none): those in the
+/// `expected` orientation, and how many pairs each orientation would make
+/// (fragments over [`crate::pair::ESTIMATE_MAX_FRAGMENT`] left out).
+pub(super) fn tally_fragments<F: Fn(Orientation) -> Option<u64>>(
+    pairs: impl Iterator<Item = F>,
+    expected: Orientation,
+) -> (Vec<u64>, Vec<(Orientation, usize)>) {
+    let mut fragments = Vec::new();
+    let mut counts: Vec<(Orientation, usize)> = <Orientation as crate::Choice>::ALL
+        .iter()
+        .map(|&o| (o, 0))
+        .collect();
+    for fragment_in in pairs {
         for (o, n) in &mut counts {
-            if let Some(f) = crate::pair::fragment(&a, l1, &b, l2, *o)
-                && f <= crate::pair::ESTIMATE_MAX_FRAGMENT
-            {
+            if let Some(f) = fragment_in(*o).filter(|&f| f <= crate::pair::ESTIMATE_MAX_FRAGMENT) {
                 *n += 1;
-                if *o == pairing.orientation {
+                if *o == expected {
                     fragments.push(f);
                 }
             }
         }
     }
-    estimated_window(&fragments, want, pairing, &counts, notices)
-}
-
-/// Each orientation, with no pairs counted yet.
-fn orientation_counts() -> Vec<(Orientation, usize)> {
-    <Orientation as crate::Choice>::ALL
-        .iter()
-        .map(|&o| (o, 0))
-        .collect()
+    (fragments, counts)
 }
 
 /// The window from `fragments` (of the first `want` pairs), or the default
@@ -782,6 +788,48 @@ mod tests {
             .collect()
     }
 
+    /// The index of FASTA text `fa`, built on one thread.
+    fn index_of(fa: &[u8]) -> Index {
+        let reference = read_fasta_from(fa, Path::new("r.fa")).unwrap();
+        let cfg = IndexConfig {
+            threads: 1,
+            ..IndexConfig::default()
+        };
+        build_in_memory(reference, &cfg).unwrap()
+    }
+
+    /// FASTQ of `n` reads `q0`, `q1`, … of the bases `seq`, at Q40.
+    fn copies(seq: &[u8], n: usize) -> Vec<u8> {
+        let mut fq = Vec::new();
+        for i in 0..n {
+            fq.extend(format!("@q{i}\n").bytes());
+            fq.extend(seq);
+            fq.extend(b"\n+\n");
+            fq.extend(std::iter::repeat_n(b'I', seq.len()));
+            fq.push(b'\n');
+        }
+        fq
+    }
+
+    /// Maps the single reads `fq` against `index` with `cfg`: the counters
+    /// and the SAM text.
+    fn map_single(index: &Index, fq: &[u8], cfg: &MapConfig) -> (MapStats, String) {
+        let source =
+            ReadSource::from_reader(std::io::Cursor::new(fq.to_vec()), Path::new("q.fq")).unwrap();
+        let mut sam = Vec::new();
+        let stats = map_reads(
+            index,
+            Reads::Single(source),
+            &mut sam,
+            "<memory>",
+            cfg,
+            "test",
+            &|_| {},
+        )
+        .unwrap();
+        (stats, String::from_utf8(sam).unwrap())
+    }
+
     /// The device's search for a test: the CPU's search and locate, one
     /// pass per batch, as the device answers.
     struct CpuBatch<'a>(&'a Index);
@@ -957,45 +1005,16 @@ mod tests {
         }
         fa.extend(bases(&mut seed, 20));
         fa.push(b'\n');
-        let reference = read_fasta_from(&fa[..], Path::new("r.fa")).unwrap();
-        let index = build_in_memory(
-            reference,
-            &IndexConfig {
-                threads: 1,
-                ..IndexConfig::default()
-            },
-        )
-        .unwrap();
+        let index = index_of(&fa);
         let reads = 20;
-        let mut fq = Vec::new();
-        for i in 0..reads {
-            fq.extend(format!("@q{i}\n").bytes());
-            fq.extend(&unit);
-            fq.extend(b"\n+\n");
-            fq.extend(std::iter::repeat_n(b'I', unit.len()));
-            fq.push(b'\n');
-        }
+        let fq = copies(&unit, reads as usize);
         let run = |max_locate: u64| {
-            let source =
-                ReadSource::from_reader(std::io::Cursor::new(fq.clone()), Path::new("q.fq"))
-                    .unwrap();
             let cfg = MapConfig {
                 threads: 1,
                 max_locate,
                 ..MapConfig::default()
             };
-            let mut sam = Vec::new();
-            let stats = map_reads(
-                &index,
-                Reads::Single(source),
-                &mut sam,
-                "<memory>",
-                &cfg,
-                "test",
-                &|_| {},
-            )
-            .unwrap();
-            (stats, String::from_utf8(sam).unwrap())
+            map_single(&index, &fq, &cfg)
         };
         // Located in full: every one of the 301 rows, one hit (the clean copy).
         let (stats, sam) = run(1000);
@@ -1041,44 +1060,16 @@ mod tests {
         fa.extend(bases(&mut seed, 20));
         fa.push(b'\n');
         assert_eq!(clean.len(), 40);
-        let reference = read_fasta_from(&fa[..], Path::new("r.fa")).unwrap();
-        let index = build_in_memory(
-            reference,
-            &IndexConfig {
-                threads: 1,
-                ..IndexConfig::default()
-            },
-        )
-        .unwrap();
+        let index = index_of(&fa);
         let reads = 30;
-        let mut fq = Vec::new();
-        for i in 0..reads {
-            fq.extend(format!("@q{i}\n").bytes());
-            fq.extend(&unit);
-            fq.extend(b"\n+\n");
-            fq.extend(std::iter::repeat_n(b'I', unit.len()));
-            fq.push(b'\n');
-        }
         let want = 20;
-        let source = ReadSource::from_reader(std::io::Cursor::new(fq), Path::new("q.fq")).unwrap();
         let cfg = MapConfig {
             threads: 1,
             max_locate: want as u64,
             report: Report::UpTo(want),
             ..MapConfig::default()
         };
-        let mut sam = Vec::new();
-        map_reads(
-            &index,
-            Reads::Single(source),
-            &mut sam,
-            "<memory>",
-            &cfg,
-            "test",
-            &|_| {},
-        )
-        .unwrap();
-        let sam = String::from_utf8(sam).unwrap();
+        let (_, sam) = map_single(&index, &copies(&unit, reads), &cfg);
         for i in 0..reads {
             let name = format!("q{i}");
             let recs: Vec<Vec<&str>> = sam
