@@ -55,6 +55,14 @@ pub struct Window {
     pub max: u64,
 }
 
+impl Window {
+    /// Whether mates whose [`fragment`] is `f` form a proper pair: they
+    /// pair (`Some`) and the fragment is within the window.
+    pub fn fits(&self, f: Option<u64>) -> bool {
+        f.is_some_and(|f| f >= self.min && f <= self.max)
+    }
+}
+
 /// The window used when `-X` is not given and too few pairs map uniquely to
 /// estimate one (bowtie's default `-X` for paired-end reads is 250; 500
 /// keeps longer Illumina libraries proper).
@@ -159,10 +167,7 @@ pub fn best_pair(
             if b.contig != a.contig || b.pos > a.pos + w.max {
                 break;
             }
-            let Some(f) = fragment(a, l1, b, l2, o) else {
-                continue;
-            };
-            if f < w.min || f > w.max {
+            if !w.fits(fragment(a, l1, b, l2, o)) {
                 continue;
             }
             let score = u32::from(a.nm) + u32::from(b.nm);

@@ -390,6 +390,117 @@ fn pairs_across_contigs_over_n_and_unmapped() {
     }
 }
 
+/// Secondary records of a pair: 0x2 only on those that form a proper pair
+/// with the mate's primary themselves (one 480 bases upstream of the mate
+/// is; copies 19 kb away and on another contig are not), MAPQ 0 on every
+/// secondary (a worse hit must not carry the best one's MAPQ), in every
+/// mode and for a single read too. The oracle is the records' own fields:
+/// POS, strand and the mate's position (PNEXT) against `-I`/`-X`.
+#[test]
+fn secondaries_are_proper_only_beside_the_mate() {
+    let mut rng = Rng::new(7);
+    let mut c1 = rng.bases(30_000);
+    let mut c2 = rng.bases(5_000);
+    // X: four exact copies; Y: exact once, then with 1 and 2 mismatches.
+    let x = rng.bases(80);
+    let y = rng.bases(80);
+    for at in [1000, 1200, 20_000] {
+        c1[at..at + 80].copy_from_slice(&x);
+    }
+    c2[2000..2080].copy_from_slice(&x);
+    let mutate = |s: &[u8], at: &[usize]| {
+        let mut s = s.to_vec();
+        for &i in at {
+            s[i] = if s[i] == b'A' { b'C' } else { b'A' };
+        }
+        s
+    };
+    c1[5000..5080].copy_from_slice(&y);
+    c1[9000..9080].copy_from_slice(&mutate(&y, &[40]));
+    c2[3000..3080].copy_from_slice(&mutate(&y, &[20, 60]));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fa = format!(
+        ">c1\n{}\n>c2\n{}\n",
+        String::from_utf8_lossy(&c1),
+        String::from_utf8_lossy(&c2)
+    );
+    std::fs::write(d.join("ref.fa"), fa).unwrap();
+    run_ok(d, &["index", "-q", "ref.fa"], None);
+    let read = |name: &str, seq: Vec<u8>| FqRead {
+        name: name.into(),
+        qual: vec![b'I'; seq.len()],
+        seq,
+    };
+    let m1 = [read("x/1", x.clone()), read("y/1", y.clone())];
+    let m2 = [
+        read("x/2", revcomp(&c1[1400..1480])),
+        read("y/2", revcomp(&c1[5300..5380])),
+    ];
+    std::fs::write(d.join("m1.fq"), fastq_text(&m1)).unwrap();
+    std::fs::write(d.join("m2.fq"), fastq_text(&m2)).unwrap();
+    let (min, max) = (0, 600);
+    for mode in [
+        &["-a"][..],
+        &["-v", "2", "-a"][..],
+        &["-v", "2", "-k", "3"][..],
+        &["--end-to-end", "-a"][..],
+        &["--local", "-a"][..],
+    ] {
+        let mut args = vec!["map", "-q", "-I", "0", "-X", "600"];
+        args.extend_from_slice(mode);
+        args.extend_from_slice(&["ref.fa", "m1.fq", "m2.fq"]);
+        let out = run_ok(d, &args, None);
+        let (_, recs) = parse_sam(&out.stdout);
+        let primary = |qname: &str, mate1: bool| {
+            let want = if mate1 { 0x40 } else { 0x80 };
+            recs.iter()
+                .find(|r| r.qname == qname && r.flag & want != 0 && !r.secondary())
+                .unwrap_or_else(|| panic!("{mode:?}: no primary of {qname}"))
+        };
+        let (mut proper, mut apart) = (0, 0);
+        for r in recs.iter().filter(|r| r.secondary()) {
+            assert_eq!(r.mapq, 0, "{mode:?}: {r:?}");
+            let mate = primary(&r.qname, r.flag & 0x80 != 0);
+            assert_eq!((r.pnext, r.flag & 0x20 != 0), (mate.pos, mate.reverse()));
+            // FR by the 5' ends: the forward mate starts before the
+            // reverse one ends (all reads here are 80 bases).
+            let (fwd, rev) = if r.reverse() { (mate, r) } else { (r, mate) };
+            let fits = r.rnext == "="
+                && fwd.reverse() != rev.reverse()
+                && fwd.pos < rev.pos + 80
+                && (min..=max).contains(&(rev.pos + 80 - fwd.pos));
+            assert_eq!(r.flag & 0x2 != 0, fits, "{mode:?}: {r:?} / {mate:?}");
+            if fits { proper += 1 } else { apart += 1 }
+        }
+        assert!(
+            proper >= 1 && apart >= 2,
+            "{mode:?}: {proper} proper, {apart} apart"
+        );
+        for q in ["x", "y"] {
+            for mate1 in [true, false] {
+                assert_ne!(primary(q, mate1).flag & 0x2, 0, "{mode:?}: {q}");
+            }
+        }
+        // Y's best hit is unique: its MAPQ is not 0, its worse ones' is.
+        assert!(primary("y", true).mapq > 0, "{mode:?}");
+    }
+    // A single read: secondaries' MAPQ 0 beside a unique best hit's.
+    std::fs::write(d.join("y.fq"), fastq_text(&m1[1..])).unwrap();
+    for mode in [&["-v", "2", "-a"][..], &["-v", "2", "-k", "3"][..]] {
+        let mut args = vec!["map", "-q"];
+        args.extend_from_slice(mode);
+        args.extend_from_slice(&["ref.fa", "y.fq"]);
+        let (_, recs) = parse_sam(&run_ok(d, &args, None).stdout);
+        assert_eq!(recs.len(), 3, "{mode:?}: {recs:?}");
+        assert!(recs[0].mapq > 0 && !recs[0].secondary(), "{mode:?}");
+        assert!(
+            recs[1..].iter().all(|r| r.secondary() && r.mapq == 0),
+            "{mode:?}"
+        );
+    }
+}
+
 /// Files that do not pair up are errors naming the file and the pair.
 #[test]
 fn mismatched_mate_files_are_errors() {

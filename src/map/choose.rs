@@ -1,6 +1,7 @@
 //! Choosing among a read's hits: the primary (a hash of the name among
 //! equals), MAPQ, the records shown (`-k`, `-a`, `--strata`), pairs.
 
+use crate::pair::{Orientation, Window, fragment};
 use crate::read::{Hit, ReadView};
 use crate::sam::MAPQ_UNIQUE;
 
@@ -83,8 +84,11 @@ pub(super) fn shown<'a>(
 
 /// How the records of one mate of a pair refer to the other.
 pub(super) struct PairCtx<'a> {
-    /// Bits every record of this mate carries: 0x1, 0x2, 0x8, 0x20, 0x40/0x80.
+    /// Bits every record of this mate carries: 0x1, 0x8, 0x20, 0x40/0x80
+    /// (0x2 is per record: [`PairCtx::flag_at`]).
     pub(super) flag: u16,
+    /// The pairing found a proper pair (this mate's primary is in it).
+    pub(super) proper: bool,
     /// Mate 1.
     pub(super) first: bool,
     /// The primary the pairing chose (an index into the shown hits).
@@ -93,21 +97,24 @@ pub(super) struct PairCtx<'a> {
     pub(super) mapq: u8,
     /// The other mate's primary hit and length, when it is mapped.
     pub(super) mate: Option<(&'a Hit, u64)>,
+    /// What a proper pair is: orientation and fragment window.
+    pub(super) rule: (Orientation, Window),
 }
 
 impl<'a> PairCtx<'a> {
     /// Mate 1 (`first`) or 2 of a pair, `proper` or not, with its primary
-    /// (`own`, when mapped) and MAPQ; its mate's primary hit and length.
+    /// (`own`, when mapped) and MAPQ; its mate's primary hit and length;
+    /// the orientation and window of a proper pair.
     pub(super) fn new(
         first: bool,
         proper: bool,
         own: Option<usize>,
         mapq: u8,
         mate: Option<(&'a Hit, u64)>,
+        rule: (Orientation, Window),
     ) -> Self {
         let flag = 0x1
             | if first { 0x40 } else { 0x80 }
-            | if proper { 0x2 } else { 0 }
             | match mate {
                 None => 0x8,
                 Some((h, _)) if h.rev => 0x20,
@@ -115,10 +122,32 @@ impl<'a> PairCtx<'a> {
             };
         PairCtx {
             flag,
+            proper,
             first,
             primary: own.unwrap_or(0),
             mapq,
             mate,
+            rule,
         }
+    }
+
+    /// FLAG's pair bits of this mate's record at `h` (length `len`): 0x2
+    /// on the primary of a proper pair, and on a secondary only when it and
+    /// the mate's primary would themselves be a proper pair (as bowtie2
+    /// marks its concordant secondaries), so a secondary in a repeat copy
+    /// far from the mate is not called proper.
+    pub(super) fn flag_at(&self, h: &Hit, len: u64, secondary: bool) -> u16 {
+        let (o, w) = self.rule;
+        let fits = || {
+            self.mate.is_some_and(|(m, mlen)| {
+                w.fits(if self.first {
+                    fragment(h, len, m, mlen, o)
+                } else {
+                    fragment(m, mlen, h, len, o)
+                })
+            })
+        };
+        let proper = self.proper && (!secondary || fits());
+        self.flag | if proper { 0x2 } else { 0 }
     }
 }

@@ -606,8 +606,13 @@ fn single_mapq(mode: Mode, len: usize, alns: &[Aligned], chosen: usize) -> u8 {
     gapped_mapq(mode, len, alns[chosen].score, xs, n)
 }
 
+/// A mate's pair fields at one of its alignments, a secondary one (`true`)
+/// or not.
+type MateAt<'f, 'm> = dyn Fn(&Aligned, bool) -> MateFields<'m> + 'f;
+
 /// The records of one read given its alignments, the one chosen as primary
-/// and its MAPQ, and (for a mate) its pair fields.
+/// and its MAPQ, and (for a mate) its pair fields at an alignment, a
+/// secondary one (`true`) or not.
 #[allow(clippy::too_many_arguments)]
 fn write_read<'m>(
     out: &mut Vec<u8>,
@@ -618,7 +623,7 @@ fn write_read<'m>(
     mode: Mode,
     cfg: &MapConfig,
     layout: &crate::reference::Layout,
-    mate: Option<&dyn Fn(&Aligned) -> MateFields<'m>>,
+    mate: Option<&MateAt<'_, 'm>>,
 ) -> usize {
     let len = read.seq.len() as u32;
     let p = &alns[chosen];
@@ -659,14 +664,15 @@ fn write_read<'m>(
         sa: &sa,
         xa: &xa,
     };
-    let m = mate.map(|f| f(p));
+    let m = mate.map(|f| f(p, false));
     sam::push_aligned(out, read, p, fields, m.as_ref(), layout);
     let mut written = 1;
     if let (Some(k), Some(q)) = (supp, supp_q) {
         let mut sa = Vec::new();
         sam::push_sa_entry(&mut sa, p, mapq, layout);
         let a = &alns[k];
-        let m = mate.map(|f| f(a));
+        // A part of the primary: the pair's flags, as bwa mem.
+        let m = mate.map(|f| f(a, false));
         let fields = AlignedFields {
             // -M (bwa's): the shorter part as secondary, for tools that
             // predate supplementary records (old Picard).
@@ -690,7 +696,7 @@ fn write_read<'m>(
         .filter(|&(k, _)| k != chosen)
         .take(extra)
     {
-        let m = mate.map(|f| f(a));
+        let m = mate.map(|f| f(a, true));
         let fields = AlignedFields {
             flag: 0x100,
             mapq: 0,
@@ -767,7 +773,7 @@ fn rescue(
             } else {
                 fragment(b, a, o)
             };
-            f.is_some_and(|f| f >= w.min && f <= w.max)
+            w.fits(f)
         });
         if paired {
             continue;
@@ -864,7 +870,7 @@ pub(super) fn format_pair(
     let mut pairs: Vec<(i32, usize, usize)> = Vec::new();
     for (i, x) in a1.iter().enumerate().take(PAIR_TOP) {
         for (j, y) in a2.iter().enumerate().take(PAIR_TOP) {
-            if fragment(x, y, o).is_some_and(|f| f >= w.min && f <= w.max) {
+            if w.fits(fragment(x, y, o)) {
                 pairs.push((x.score + y.score, i, j));
             }
         }
@@ -911,9 +917,9 @@ pub(super) fn format_pair(
     let proper = best.is_some();
     let p1 = c1.map(|c| &a1[c]);
     let p2 = c2.map(|c| &a2[c]);
+    // 0x2 is added per record: see `mate_fields`.
     let flags = |first: bool, mate: Option<&Aligned>| -> u16 {
         0x1 | if first { 0x40 } else { 0x80 }
-            | if proper { 0x2 } else { 0 }
             | match mate {
                 None => 0x8,
                 Some(m) if m.rev => 0x20,
@@ -932,9 +938,22 @@ pub(super) fn format_pair(
         match own {
             Some(c) => {
                 let own_primary = &alns[c];
-                let mate_fields = |a: &Aligned| match mate {
+                // 0x2 on the primary (and its supplementary part) of a
+                // proper pair, and on a secondary only when it and the
+                // mate's primary would be a proper pair themselves.
+                let proper_at = |a: &Aligned, m: &Aligned, secondary: bool| {
+                    let f = || {
+                        if first {
+                            fragment(a, m, o)
+                        } else {
+                            fragment(m, a, o)
+                        }
+                    };
+                    proper && (!secondary || w.fits(f()))
+                };
+                let mate_fields = |a: &Aligned, secondary: bool| match mate {
                     Some(m) => MateFields {
-                        flag,
+                        flag: flag | if proper_at(a, m, secondary) { 0x2 } else { 0 },
                         contig: Some(m.contig),
                         pos: m.pos,
                         tlen: if m.contig == a.contig {

@@ -27,6 +27,7 @@ pub(super) fn format_read(
             Some(p) => {
                 let place = p.mate.map(|(h, _)| (h.contig, h.pos));
                 let mate = sam::MateFields {
+                    // An unmapped read is in no proper pair: no 0x2.
                     flag: p.flag,
                     contig: place.map(|x| x.0),
                     pos: place.map_or(0, |x| x.1),
@@ -49,11 +50,11 @@ pub(super) fn format_read(
         ),
     };
     let len = read.seq.len() as u64;
-    // The mate fields of a record at `h`.
-    let mate_of = |h: &Hit| {
+    // The mate fields of a record at `h`, a secondary one or not.
+    let mate_of = |h: &Hit, secondary: bool| {
         pair.map(|p| match p.mate {
             Some((m, mlen)) => sam::MateFields {
-                flag: p.flag,
+                flag: p.flag_at(h, len, secondary),
                 contig: Some(m.contig),
                 pos: m.pos,
                 tlen: if m.contig == h.contig {
@@ -63,7 +64,7 @@ pub(super) fn format_read(
                 },
                 cigar: sam::MateCigar::Matched(mlen),
             },
-            // Mate unmapped: placed at this read's primary.
+            // Mate unmapped: placed at this read's primary (no 0x2).
             None => sam::MateFields {
                 flag: p.flag,
                 contig: Some(hits[primary].contig),
@@ -93,7 +94,7 @@ pub(super) fn format_read(
         suboptimal,
         xa: &xa,
     };
-    let m = mate_of(&hits[primary]);
+    let m = mate_of(&hits[primary], false);
     sam::push_mapped(out, read, &hits[primary], fields, m.as_ref(), layout, pac);
     let extra = match cfg.report {
         Report::Best => 0,
@@ -104,12 +105,15 @@ pub(super) fn format_read(
     for h in others().take(extra) {
         let fields = MappedFields {
             secondary: true,
-            mapq,
+            // As bwa: a secondary is not where the read is thought to be
+            // (an equal hit's primary has MAPQ 0 already; a worse hit must
+            // not carry a unique best hit's MAPQ into `samtools view -q`).
+            mapq: 0,
             hits: sh.c1 as usize,
             suboptimal,
             xa: &[],
         };
-        let m = mate_of(h);
+        let m = mate_of(h, true);
         sam::push_mapped(out, read, h, fields, m.as_ref(), layout, pac);
         written += 1;
     }
@@ -179,8 +183,9 @@ pub(super) fn format_pair(
     let hit1 = s1.as_ref().zip(p1).map(|(s, p)| &s.hits[p]);
     let hit2 = s2.as_ref().zip(p2).map(|(s, p)| &s.hits[p]);
     let proper = choice.is_some();
-    let c1 = PairCtx::new(true, proper, p1, q1, hit2.map(|h| (h, l2)));
-    let c2 = PairCtx::new(false, proper, p2, q2, hit1.map(|h| (h, l1)));
+    let rule = (pairing.orientation, window);
+    let c1 = PairCtx::new(true, proper, p1, q1, hit2.map(|h| (h, l2)), rule);
+    let c2 = PairCtx::new(false, proper, p2, q2, hit1.map(|h| (h, l1)), rule);
     PairWritten {
         mate1: format_read(out, &v1, s1.as_ref(), cfg, index, Some(&c1)),
         mate2: format_read(out, &v2, s2.as_ref(), cfg, index, Some(&c2)),
