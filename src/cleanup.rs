@@ -117,6 +117,7 @@ impl Output {
             });
         };
         let name = path.display().to_string();
+        let path = &follow_links(path);
         if path.exists() && !path.is_file() {
             let f = std::fs::OpenOptions::new()
                 .write(true)
@@ -157,6 +158,32 @@ impl Output {
         }
         Ok(())
     }
+}
+
+/// Where writing to `path` lands: `path`, or the file a symbolic link there
+/// points to (followed to its end; a link to nothing yet gives where it
+/// points). Outputs are written beside their final name and renamed into
+/// place, which would replace a link with a plain file and leave its target
+/// as it was; writing to the target keeps the link, as `>` in a shell does.
+pub fn follow_links(path: &Path) -> PathBuf {
+    let is_link = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link(path) {
+        return path.to_owned();
+    }
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return p;
+    }
+    // A dangling link (the output is new): follow it by hand.
+    let mut p = path.to_owned();
+    for _ in 0..40 {
+        match std::fs::read_link(&p) {
+            Ok(t) if is_link(&p) => {
+                p = p.parent().map_or(t.clone(), |dir| dir.join(&t));
+            }
+            _ => break,
+        }
+    }
+    p
 }
 
 /// `.NAME.tmp.PID` beside `out`.

@@ -362,6 +362,23 @@ impl MapArgs {
 
     /// Options that do not go together, with the reason.
     pub fn check(&self) -> anyhow::Result<()> {
+        // A name that promises a format not written: refused, not SAM
+        // under that name.
+        if let Some(out) = &self.output {
+            let ext = out
+                .extension()
+                .map(|e| e.to_string_lossy().to_ascii_lowercase());
+            let out = out.display();
+            match ext.as_deref() {
+                Some("cram") => anyhow::bail!(
+                    "-o {out}: CRAM is not written (SAM or BAM); for CRAM: fmalign map ... | samtools view -C -T REF.fa -o {out}"
+                ),
+                Some("gz" | "bgz" | "bgzf") => anyhow::bail!(
+                    "-o {out}: compressed SAM is not written; -o OUT.bam writes BAM (compressed), or pipe the SAM to bgzip"
+                ),
+                _ => {}
+            }
+        }
         let mode = if self.end_to_end {
             "--end-to-end"
         } else if self.local {

@@ -55,8 +55,7 @@ pub fn decompressed_with<R: Read + Send + 'static>(
     let got = read_up_to(&mut reader, &mut head).map_err(|e| Error::io(path, e))?;
     let raw = Cursor::new(head[..got].to_vec()).chain(reader);
     let gzip = got >= 2 && head[..2] == [0x1f, 0x8b];
-    let bgzf =
-        got == 16 && gzip && head[3] & 4 != 0 && head[12..14] == *b"BC" && head[14..16] == [2, 0];
+    let bgzf = is_bgzf(&head[..got]);
     let inflated: Box<dyn Read + Send> = if bgzf {
         let workers = NonZeroUsize::new(threads).unwrap_or(NonZeroUsize::MIN);
         Box::new(noodles_bgzf::io::MultithreadedReader::with_worker_count(
@@ -68,6 +67,52 @@ pub fn decompressed_with<R: Read + Send + 'static>(
         return decompressed(raw, path);
     };
     non_empty(inflated, path)
+}
+
+/// The 28-byte empty block that ends a BGZF file (SAM/BAM spec §4.1.2).
+const BGZF_EOF: [u8; 28] = [
+    0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, b'B', b'C', 2, 0, 0x1b, 0, 3, 0, 0, 0, 0, 0, 0, 0,
+    0, 0,
+];
+
+/// Whether the header of a gzip member (its first 16 bytes) is BGZF's.
+fn is_bgzf(head: &[u8]) -> bool {
+    head.len() >= 16
+        && head[..2] == [0x1f, 0x8b]
+        && head[3] & 4 != 0
+        && head[12..14] == *b"BC"
+        && head[14..16] == [2, 0]
+}
+
+/// Whether `path` is a BGZF file without the end-of-file block: cut short
+/// at a block boundary (a killed `bgzip`), which inflates without an error
+/// to a text that simply ends early. samtools warns of the same. `false`
+/// for anything else, and for what cannot be seeked (a pipe).
+pub fn bgzf_lacks_eof(path: &Path) -> bool {
+    use std::io::{Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut head = [0u8; 16];
+    let regular = f.metadata().is_ok_and(|m| m.is_file());
+    if !regular || read_up_to(&mut f, &mut head).ok() != Some(16) || !is_bgzf(&head) {
+        return false;
+    }
+    let mut tail = [0u8; 28];
+    let read_tail = f
+        .seek(SeekFrom::End(-28))
+        .and_then(|_| f.read_exact(&mut tail));
+    read_tail.is_err() || tail != BGZF_EOF
+}
+
+/// The warning for a [`bgzf_lacks_eof`] file, if `path` is one.
+pub fn truncation_warning(path: &Path) -> Option<String> {
+    bgzf_lacks_eof(path).then(|| {
+        format!(
+            "{}: no BGZF end-of-file block: the file may be truncated (it may end early)",
+            path.display()
+        )
+    })
 }
 
 /// The inflated stream, or `None` when it holds no bytes (an empty

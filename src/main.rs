@@ -24,7 +24,7 @@ fn log(quiet: bool, msg: std::fmt::Arguments<'_>) {
 }
 
 fn run_index(a: IndexArgs) -> Result<()> {
-    let out = a.out();
+    let out = index_output(&a)?;
     let cfg = a.config();
     if a.distributed {
         return run_index_distributed(&a, &cfg, &out);
@@ -194,6 +194,11 @@ fn run_map(a: MapArgs) -> Result<()> {
             t.elapsed().as_secs_f64()
         ),
     );
+    for reads in std::iter::once(&a.reads).chain(&a.reads2) {
+        if let Some(w) = fmalign::input::truncation_warning(reads) {
+            eprintln!("[fmalign] warning: {w}");
+        }
+    }
     let source = {
         use fmalign::fastq::{PairSource, ReadSource};
         let one = ReadSource::open(&a.reads, a.threads)?;
@@ -233,7 +238,7 @@ fn run_map(a: MapArgs) -> Result<()> {
     let cl = cli::command_line();
     let paired = source.pairing().is_some();
     let mut copies = ReadCopies::open(&a, paired)?;
-    let mut output = Output::create(a.output.as_deref())?;
+    let mut output = Output::create(map_output(&a, &index_path)?.as_deref())?;
     let name = output.name().to_owned();
     let writer = std::io::BufWriter::with_capacity(1 << 20, output.writer());
     let mut copy = |aligned: bool, mate: usize, fastq: &[u8]| copies.write(aligned, mate, fastq);
@@ -523,6 +528,50 @@ fn main() {
         error_line(&msg);
         std::process::exit(1);
     }
+}
+
+/// The file `index` writes: `-p` (or the default), through a symbolic link
+/// to its target; an error before any work when it is not a regular file
+/// (the index is written beside it and renamed into place, which would
+/// replace a FIFO or a device) or is the reference itself.
+fn index_output(a: &IndexArgs) -> Result<PathBuf> {
+    let asked = a.out();
+    let out = fmalign::cleanup::follow_links(&asked);
+    if out.exists() && !out.is_file() {
+        anyhow::bail!(
+            "{}: not a regular file; the index is written as a file beside it and renamed into place, so -p must name a file",
+            asked.display()
+        );
+    }
+    if same_file(&out, &a.reference) {
+        anyhow::bail!(
+            "{}: this is the reference FASTA itself; writing the index there would destroy it (-p names the index file, e.g. {})",
+            asked.display(),
+            fmalign::index::default_path(&a.reference).display()
+        );
+    }
+    Ok(out)
+}
+
+/// The file `map` writes (`-o`; `-`: stdout, as samtools), checked not to
+/// be one of its inputs: the SAM is written beside it and renamed over it at
+/// the end, which would destroy the index or the reads.
+fn map_output(a: &MapArgs, index: &Path) -> Result<Option<PathBuf>> {
+    let Some(asked) = a.output.as_deref().filter(|&p| p != Path::new("-")) else {
+        return Ok(None);
+    };
+    let out = fmalign::cleanup::follow_links(asked);
+    let inputs = [Some(index), Some(a.reads.as_path()), a.reads2.as_deref()];
+    for input in inputs.into_iter().flatten() {
+        if same_file(&out, input) {
+            anyhow::bail!(
+                "-o {}: this is the input {}; the output would destroy it",
+                asked.display(),
+                input.display()
+            );
+        }
+    }
+    Ok(Some(asked.to_owned()))
 }
 
 /// Whether two read paths name one file: the same path, or (on Unix) the

@@ -14,6 +14,19 @@ pub struct ReadView<'a> {
     pub qual: Option<&'a [u8]>,
 }
 
+impl<'a> ReadView<'a> {
+    /// The read under the QNAME it has in SAM: its name without a trailing
+    /// `/1` or `/2` ([`base_name`]), for single reads as for mates (as bwa
+    /// does), so that the mates of a pair mapped one file at a time keep
+    /// one name (Hi-C pairs its reads that way).
+    pub fn named_as_in_sam(self) -> ReadView<'a> {
+        ReadView {
+            name: base_name(self.name),
+            ..self
+        }
+    }
+}
+
 /// One alignment to write. Ordered by mismatches first (strata), then
 /// reference position and strand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

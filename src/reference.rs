@@ -196,7 +196,7 @@ fn read_into<'a, R: Read + Send + 'a, T: Bases>(
     let mut r = Reference {
         layout: Layout::default(),
         text,
-        warnings: Vec::new(),
+        warnings: crate::input::truncation_warning(path).into_iter().collect(),
     };
     let mut seen: HashMap<String, u64> = HashMap::new();
     let mut line_buf = Vec::new();

@@ -121,6 +121,7 @@ fn scan(
     let mut reader = BufReader::with_capacity(chunk, input);
     let mut s = Scanner::new(path, every, threads);
     s.text = text;
+    s.warnings.extend(crate::input::truncation_warning(path));
     let mut consumed = 0u64;
     loop {
         let buf = reader.fill_buf().map_err(|e| read_error(path, e))?;

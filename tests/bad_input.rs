@@ -192,6 +192,55 @@ fn truncated_gzip_reference() {
     index_fails(&gz[..gz.len() / 2], "cut.fa.gz", &[]);
 }
 
+/// A BGZF file cut at a block boundary inflates without an error: the
+/// reference (and reads) would just end early. Indexing and mapping it
+/// warn, naming the file, as samtools does; the whole file does not.
+#[test]
+fn bgzf_cut_at_a_block_boundary_warns() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut rng = Rng::new(5);
+    let mut text = Vec::new();
+    for name in ["a", "b"] {
+        text.extend(format!(">{name}\n").bytes());
+        for _ in 0..2000 {
+            text.extend(rng.bases(60));
+            text.push(b'\n');
+        }
+    }
+    let mut w = noodles_bgzf::io::Writer::new(Vec::new());
+    w.write_all(&text).unwrap();
+    let whole = w.finish().unwrap();
+    // The first block alone (BSIZE + 1 bytes; BSIZE at bytes 16..18).
+    let first = usize::from(u16::from_le_bytes([whole[16], whole[17]])) + 1;
+    assert!(first < whole.len() - 28, "more than one block");
+    std::fs::write(d.join("whole.fa.gz"), &whole).unwrap();
+    std::fs::write(d.join("cut.fa.gz"), &whole[..first]).unwrap();
+    let warns = |args: &[&str]| {
+        let out = run_ok(d, args, None);
+        String::from_utf8_lossy(&out.stderr).contains("no BGZF end-of-file block")
+    };
+    assert!(!warns(&["index", "whole.fa.gz"]));
+    assert!(warns(&["index", "cut.fa.gz"]));
+    let reads = b"@r\nACGTACGTACGTACGTACGT\n+\nIIIIIIIIIIIIIIIIIIII\n".repeat(3000);
+    let mut w = noodles_bgzf::io::Writer::new(Vec::new());
+    w.write_all(&reads).unwrap();
+    let whole = w.finish().unwrap();
+    let first = usize::from(u16::from_le_bytes([whole[16], whole[17]])) + 1;
+    std::fs::write(d.join("r.fq.gz"), &whole).unwrap();
+    std::fs::write(d.join("cut.fq.gz"), &whole[..first]).unwrap();
+    assert!(!warns(&["map", "whole.fa.gz", "r.fq.gz"]));
+    // Cut mid-record, this one then fails on its last record; the warning
+    // comes first.
+    let out = run_in(d, &["map", "whole.fa.gz", "cut.fq.gz"], None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cut.fq.gz: no BGZF end-of-file block"),
+        "{err}"
+    );
+}
+
 #[test]
 fn missing_files() {
     let dir = tempfile::tempdir().unwrap();

@@ -475,7 +475,7 @@ fn ecoli_gzip_reference() {
     let mut k = 0;
     for (read, &o) in reads.iter().zip(&origin) {
         let start = k;
-        while k < recs.len() && recs[k].qname == read.name {
+        while k < recs.len() && recs[k].qname == read.qname() {
             k += 1;
         }
         let mine = &recs[start..k];
@@ -632,7 +632,7 @@ fn reads_over_the_locate_cap_report_real_hits() {
                 "test read {} should exceed the cap",
                 r.name
             );
-            let got: Vec<&common::SamRec> = recs.iter().filter(|x| x.qname == r.name).collect();
+            let got: Vec<&common::SamRec> = recs.iter().filter(|x| x.qname == r.qname()).collect();
             assert_eq!(got.len(), per_read.min(want.len()), "{}", r.name);
             let mut placed = Vec::new();
             for x in &got {
@@ -733,5 +733,139 @@ fn paths_that_are_not_utf8() {
     );
     for args in [["info"], ["check"]] {
         run_ok(d, &[OsStr::new(args[0]), &fa], None);
+    }
+}
+
+/// An output never replaces an input or a link: `index -p` naming the FASTA
+/// and `map -o` naming the reads or the index are errors that leave them
+/// as they were; `-p`/`-o` through a symbolic link write its target and
+/// keep the link; `-p` naming a directory or a FIFO is an error (the index
+/// is renamed into place); `-o -` is stdout; `-o` names promising CRAM or
+/// compressed SAM are errors, not SAM under that name.
+#[cfg(unix)]
+#[test]
+fn outputs_never_replace_inputs_or_links() {
+    let (dir, _) = setup("lambda_virus.fa");
+    let d = dir.path();
+    let fa = std::fs::read(d.join("lambda_virus.fa")).unwrap();
+    let refused = |args: &[&str], says: &str| {
+        let out = common::run_in(d, args, None);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code() == Some(1) && err.contains(says),
+            "{}",
+            common::describe(args, &out)
+        );
+    };
+    refused(
+        &["index", "-q", "-p", "lambda_virus.fa", "lambda_virus.fa"],
+        "reference FASTA itself",
+    );
+    std::os::unix::fs::symlink("lambda_virus.fa", d.join("ref.link")).unwrap();
+    refused(
+        &["index", "-q", "-p", "ref.link", "lambda_virus.fa"],
+        "reference FASTA itself",
+    );
+    assert!(std::fs::read(d.join("lambda_virus.fa")).unwrap() == fa);
+    std::fs::create_dir(d.join("store")).unwrap();
+    refused(
+        &["index", "-q", "-p", "store", "lambda_virus.fa"],
+        "not a regular file",
+    );
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(d.join("fifo"))
+        .status();
+    if fifo.is_ok_and(|s| s.success()) {
+        refused(
+            &["index", "-q", "-p", "fifo", "lambda_virus.fa"],
+            "not a regular file",
+        );
+    }
+    // Through a link (to a file not there yet): the target, the link kept.
+    run_ok(d, &["index", "-q", "lambda_virus.fa"], None);
+    std::os::unix::fs::symlink("store/real.fmi", d.join("link.fmi")).unwrap();
+    run_ok(
+        d,
+        &["index", "-q", "-p", "link.fmi", "lambda_virus.fa"],
+        None,
+    );
+    let meta = std::fs::symlink_metadata(d.join("link.fmi")).unwrap();
+    assert!(meta.file_type().is_symlink(), "the link was replaced");
+    assert!(
+        std::fs::read(d.join("store/real.fmi")).unwrap()
+            == std::fs::read(d.join("lambda_virus.fa.fmi")).unwrap()
+    );
+
+    let fq = b"@r\nGGGCGGCGACCTCGCGGGTTTTCGCTATTTATGAAAATTTTCCGGTTTAAGGCGTTTCCGTTCTTCTTCGTC\n+\nIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII\n";
+    std::fs::write(d.join("r.fq"), fq).unwrap();
+    let idx = std::fs::read(d.join("lambda_virus.fa.fmi")).unwrap();
+    refused(
+        &["map", "-q", "-o", "r.fq", "lambda_virus.fa.fmi", "r.fq"],
+        "the input",
+    );
+    refused(
+        &[
+            "map",
+            "-q",
+            "-o",
+            "lambda_virus.fa.fmi",
+            "lambda_virus.fa",
+            "r.fq",
+        ],
+        "the input",
+    );
+    assert!(std::fs::read(d.join("r.fq")).unwrap() == fq);
+    assert!(std::fs::read(d.join("lambda_virus.fa.fmi")).unwrap() == idx);
+    for name in ["out.cram", "out.sam.gz", "out.bgz"] {
+        refused(
+            &["map", "-q", "-o", name, "lambda_virus.fa.fmi", "r.fq"],
+            "is not written",
+        );
+        assert!(!d.join(name).exists());
+    }
+    let plain = stdout_of(d, &["map", "-q", "lambda_virus.fa.fmi", "r.fq"]);
+    let dash = stdout_of(d, &["map", "-q", "-o", "-", "lambda_virus.fa.fmi", "r.fq"]);
+    assert!(without_pg(&dash) == without_pg(&plain) && !d.join("-").exists());
+    std::os::unix::fs::symlink("store/out.sam", d.join("out.sam")).unwrap();
+    run_ok(
+        d,
+        &["map", "-q", "-o", "out.sam", "lambda_virus.fa.fmi", "r.fq"],
+        None,
+    );
+    let meta = std::fs::symlink_metadata(d.join("out.sam")).unwrap();
+    assert!(meta.file_type().is_symlink(), "the link was replaced");
+    assert!(without_pg(&std::fs::read(d.join("store/out.sam")).unwrap()) == without_pg(&plain));
+}
+
+/// Single reads are named in SAM as bwa names them: a trailing `/1` or
+/// `/2` dropped (other suffixes kept), so mates mapped one file at a time
+/// share their QNAME; in every mode.
+#[test]
+fn single_reads_drop_mate_suffixes() {
+    let (dir, refs) = setup("lambda_virus.fa");
+    let d = dir.path();
+    run_ok(d, &["index", "-q", "lambda_virus.fa"], None);
+    let seq = refs[0].seq[1000..1070].to_vec();
+    let reads: Vec<FqRead> = ["a/1", "a/2", "b/3", "c/12", "d"]
+        .iter()
+        .map(|n| FqRead {
+            name: n.to_string(),
+            qual: vec![b'I'; seq.len()],
+            seq: seq.clone(),
+        })
+        .collect();
+    std::fs::write(d.join("r.fq"), common::fastq_text(&reads)).unwrap();
+    for mode in [
+        &[][..],
+        &["-v", "1"][..],
+        &["--end-to-end"][..],
+        &["--local"][..],
+    ] {
+        let mut args = vec!["map", "-q"];
+        args.extend_from_slice(mode);
+        args.extend_from_slice(&["lambda_virus.fa.fmi", "r.fq"]);
+        let (_, recs) = common::parse_sam(&stdout_of(d, &args));
+        let names: Vec<&str> = recs.iter().map(|r| r.qname.as_str()).collect();
+        assert_eq!(names, ["a", "a", "b/3", "c/12", "d"], "{mode:?}");
     }
 }

@@ -330,7 +330,7 @@ fn single_reads_with_indels_place_correctly() {
         assert_eq!(recs.len(), reads.len(), "{flag}: one record per read");
         let (mut mapped, mut confident, mut wrong) = (0, 0, 0);
         for (r, read) in recs.iter().zip(&reads) {
-            assert_eq!(r.qname, read.name);
+            assert_eq!(r.qname, read.qname());
             if r.unmapped() {
                 continue;
             }
@@ -863,7 +863,7 @@ fn reads_across_n_runs_and_contig_ends_map() {
         let sam = map(dir.path(), &reads, &[flag]);
         let (_, recs) = parse_sam(&sam);
         for read in &reads {
-            let mine: Vec<&SamRec> = recs.iter().filter(|r| r.qname == read.name).collect();
+            let mine: Vec<&SamRec> = recs.iter().filter(|r| r.qname == read.qname()).collect();
             let f: Vec<&str> = read.name.split('_').collect();
             let left: u64 = f[1].parse().unwrap();
             let p = mine[0];

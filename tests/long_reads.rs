@@ -80,7 +80,7 @@ fn hundred_kb_reads() {
         let (_, recs) = parse_sam(&out.stdout);
         assert_eq!(recs.len(), reads.len(), "-v {v}");
         for (read, rec) in reads.iter().zip(&recs) {
-            assert_eq!(rec.qname, read.name);
+            assert_eq!(rec.qname, read.qname());
             let want = oracle(&refs, &read.seq);
             match read.name.as_str() {
                 "two-mismatches" if v == "2" => {

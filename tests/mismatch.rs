@@ -367,7 +367,7 @@ fn check_map(
     for (read, expect) in reads.iter().zip(expect) {
         let ctx = || format!("read {} ({}) -v {k} {rep:?}", read.name, read.seq_str());
         let start = at;
-        while at < recs.len() && recs[at].qname == read.name {
+        while at < recs.len() && recs[at].qname == read.qname() {
             at += 1;
         }
         let mine = &recs[start..at];

@@ -1040,7 +1040,7 @@ pub(super) fn process_batch(
                 let mut st = MapStats::default();
                 let reads: Vec<ReadView<'_>> = (c * CHUNK_READS
                     ..((c + 1) * CHUNK_READS).min(batch.len()))
-                    .map(|i| batch.get(i))
+                    .map(|i| batch.get(i).named_as_in_sam())
                     .collect();
                 for (read, alns) in reads.iter().zip(align_reads(index, &fm, mode, &reads)) {
                     let w = format_single(&mut out, read, &alns, mode, cfg, index);

@@ -247,7 +247,10 @@ fn process_batch(
                 let mut out = Vec::with_capacity(CHUNK_READS * 400);
                 let mut st = MapStats::default();
                 let range = c * CHUNK_READS..((c + 1) * CHUNK_READS).min(batch.len());
-                let reads: Vec<ReadView<'_>> = range.clone().map(|i| batch.get(i)).collect();
+                let reads: Vec<ReadView<'_>> = range
+                    .clone()
+                    .map(|i| batch.get(i).named_as_in_sam())
+                    .collect();
                 let seqs: Vec<&[u8]> = reads.iter().map(|r| r.seq).collect();
                 let names: Vec<&[u8]> = reads.iter().map(|r| r.name).collect();
                 let pre = pre.map(|p| p.chunk(std::slice::from_ref(&range)));

@@ -198,6 +198,18 @@ pub struct FqRead {
     pub qual: Vec<u8>,
 }
 
+impl FqRead {
+    /// The QNAME of the read's records: the name without a trailing `/1`
+    /// or `/2` (as bwa; written here, not taken from the library).
+    pub fn qname(&self) -> &str {
+        let n = self.name.as_str();
+        match n.strip_suffix("/1").or_else(|| n.strip_suffix("/2")) {
+            Some(base) => base,
+            None => n,
+        }
+    }
+}
+
 /// A minimal four-line FASTQ reader.
 pub fn parse_fastq(text: &[u8]) -> Vec<FqRead> {
     let lines: Vec<&[u8]> = text
@@ -609,7 +621,7 @@ pub fn check_records(refs: &[RefSeq], reads: &[FqRead], sam: &[u8], mode: Mode) 
     for read in reads {
         let expect = oracle(refs, &read.seq);
         let start = k;
-        while k < recs.len() && recs[k].qname == read.name {
+        while k < recs.len() && recs[k].qname == read.qname() {
             k += 1;
         }
         let mine = &recs[start..k];
