@@ -411,21 +411,32 @@ enum Digests {
     Here(Digester),
     Beside {
         jobs: std::sync::mpsc::SyncSender<Job>,
-        /// Buffers the worker has digested, for reuse.
-        spare: std::sync::mpsc::Receiver<Vec<u8>>,
+        /// Jobs the worker has digested, for reuse.
+        spare: std::sync::mpsc::Receiver<Job>,
         worker: std::thread::JoinHandle<Vec<[u8; 16]>>,
+        /// The job being filled.
+        cur: Job,
     },
 }
 
-/// Work for the digest thread.
-enum Job {
-    /// More of the record's sequence.
-    Bytes(Vec<u8>),
-    /// The record ended; its digest is kept when `true`.
-    End(bool),
+/// Work for the digest thread: the sequence bytes of one or more records,
+/// and where each record that ends in them ends. Many short records
+/// (a transcriptome) go in one job, not one job each.
+#[derive(Default)]
+struct Job {
+    bytes: Vec<u8>,
+    /// Offsets in `bytes` where a record ends, and whether its digest is
+    /// kept.
+    ends: Vec<(usize, bool)>,
 }
 
-/// Chunks of sequence queued for the digest thread (a few MiB).
+/// Bytes of sequence a job holds before it is sent.
+const JOB_BYTES: usize = 1 << 20;
+
+/// Record ends a job holds before it is sent.
+const JOB_ENDS: usize = 1 << 14;
+
+/// Jobs queued for the digest thread.
 const DIGEST_QUEUE: usize = 4;
 
 impl Digests {
@@ -439,16 +450,18 @@ impl Digests {
         let worker = std::thread::spawn(move || {
             let mut d = Digester::default();
             // Ends when the scanner drops its sender (done, or an error).
-            while let Ok(job) = queue.recv() {
-                match job {
-                    Job::Bytes(mut b) => {
-                        d.md5.update(&b);
-                        b.clear();
-                        // The scanner may be gone (an error): nothing to do.
-                        let _ = give_back.send(b);
-                    }
-                    Job::End(keep) => d.end(keep),
+            while let Ok(mut job) = queue.recv() {
+                let mut at = 0;
+                for &(end, keep) in &job.ends {
+                    d.md5.update(&job.bytes[at..end]);
+                    d.end(keep);
+                    at = end;
                 }
+                d.md5.update(&job.bytes[at..]);
+                job.bytes.clear();
+                job.ends.clear();
+                // The scanner may be gone (an error): nothing to do.
+                let _ = give_back.send(job);
             }
             d.done
         });
@@ -456,39 +469,60 @@ impl Digests {
             jobs,
             spare,
             worker,
+            cur: Job {
+                bytes: Vec::with_capacity(JOB_BYTES),
+                ends: Vec::new(),
+            },
         }
     }
 
     /// Adds `bytes` to the record's digest, leaving `bytes` empty.
     fn update(&mut self, bytes: &mut Vec<u8>) {
         match self {
-            Digests::Here(d) => {
-                d.md5.update(&*bytes);
-                bytes.clear();
-            }
-            Digests::Beside { jobs, spare, .. } => {
-                let empty = spare
-                    .try_recv()
-                    .unwrap_or_else(|_| Vec::with_capacity(bytes.capacity()));
-                let full = std::mem::replace(bytes, empty);
-                jobs.send(Job::Bytes(full))
-                    .expect("the digest thread runs until the scan ends");
-            }
+            Digests::Here(d) => d.md5.update(&*bytes),
+            Digests::Beside { cur, .. } => cur.bytes.extend_from_slice(bytes),
         }
+        bytes.clear();
+        self.send_if_full();
     }
 
     /// The record ended: its digest is kept when `keep`.
     fn end(&mut self, keep: bool) {
         match self {
             Digests::Here(d) => d.end(keep),
-            Digests::Beside { jobs, .. } => jobs
-                .send(Job::End(keep))
-                .expect("the digest thread runs until the scan ends"),
+            Digests::Beside { cur, .. } => cur.ends.push((cur.bytes.len(), keep)),
+        }
+        self.send_if_full();
+    }
+
+    /// Sends the job being filled once it holds enough.
+    fn send_if_full(&mut self) {
+        if let Digests::Beside { cur, .. } = self
+            && (cur.bytes.len() >= JOB_BYTES || cur.ends.len() >= JOB_ENDS)
+        {
+            self.send();
+        }
+    }
+
+    /// Sends the job being filled, taking a digested one (or a new one) to
+    /// fill next.
+    fn send(&mut self) {
+        if let Digests::Beside {
+            jobs, spare, cur, ..
+        } = self
+        {
+            let next = spare.try_recv().unwrap_or_else(|_| Job {
+                bytes: Vec::with_capacity(JOB_BYTES),
+                ends: Vec::new(),
+            });
+            jobs.send(std::mem::replace(cur, next))
+                .expect("the digest thread runs until the scan ends");
         }
     }
 
     /// The kept records' digests, in order.
-    fn finish(self) -> Vec<[u8; 16]> {
+    fn finish(mut self) -> Vec<[u8; 16]> {
+        self.send();
         match self {
             Digests::Here(d) => d.done,
             Digests::Beside { jobs, worker, .. } => {
@@ -901,6 +935,44 @@ mod tests {
     }
 
     const EVERYS: [u64; 7] = [1, 2, 3, 7, 64, 1000, u64::MAX];
+
+    /// The digest thread's jobs: many short records (more record ends than
+    /// a job holds), empty ones among them, and records longer than a job,
+    /// split across jobs, give read_fasta's digests, as on one thread.
+    #[test]
+    fn digests_of_many_records_and_of_long_ones() {
+        let mut data = Vec::new();
+        let mut x = 12345u32;
+        let mut base = || {
+            x = x.wrapping_mul(1103515245).wrapping_add(12345);
+            b"ACGTacgtN"[(x >> 16) as usize % 9]
+        };
+        for k in 0..2 * JOB_ENDS {
+            data.extend(format!(">r{k}\n").bytes());
+            for _ in 0..k % 7 {
+                data.push(base());
+            }
+            data.push(b'\n');
+        }
+        for k in 0..3 {
+            data.extend(format!(">long{k}\n").bytes());
+            for i in 0..(JOB_BYTES + 999 * k) {
+                data.push(base());
+                if i % 61 == 60 {
+                    data.push(b'\n');
+                }
+            }
+            data.push(b'\n');
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(&dir, "many.fa", &data);
+        let want = read_fasta(&path).unwrap();
+        assert!(want.layout.contigs.len() > JOB_ENDS);
+        for threads in [1, 2] {
+            let (s, _) = scan(&path, u64::MAX, 1 << 16, None, threads).unwrap();
+            assert_eq!(s.layout, want.layout, "threads {threads}");
+        }
+    }
 
     #[test]
     fn hand_written_cases() {
