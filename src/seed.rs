@@ -6,7 +6,8 @@
 //! greedy cover of bwa-sw and of bowtie2's exact-end seeds; the base that
 //! breaks a match is skipped, so a read with `e` errors gives about `e + 1`
 //! seeds). Each is left-maximal; seeds shorter than [`MIN_SEED`] are
-//! dropped. Located seeds become anchors (strand, contig, position); anchors
+//! dropped; a read left with none is seeded with every maximal match
+//! ([`maximal_seeds`]). Located seeds become anchors (strand, contig, position); anchors
 //! on one strand and contig, in read order and near one diagonal, form a
 //! chain, weighted by the read bases its anchors cover. Each chain is then
 //! one candidate locus for the extension ([`crate::align`]).
@@ -69,6 +70,31 @@ pub fn greedy_seeds(fm: &RankIndex<'_>, codes: &[u8], min_len: usize, out: &mut 
         match start.checked_sub(1) {
             Some(s) => end = s,
             None => break,
+        }
+    }
+}
+
+/// Every exact match of `codes` of at least `min_len` bases that no longer
+/// one contains (maximal on both sides, bwa mem's SMEMs found the slow way),
+/// right to left, appended to `out`: the longest match ending at each base,
+/// kept when it starts left of every match kept so far. For a read whose
+/// [`greedy_seeds`] found nothing: a cover's pieces can each fall short of
+/// `min_len` around an exact match that is long enough (a 30-base match cut
+/// 14 + 15 + 15 by where the cover restarts), and bwa mem, which seeds
+/// from every base, finds it. `O(length²)` steps of backward search at
+/// most, so only for such reads.
+pub fn maximal_seeds(fm: &RankIndex<'_>, codes: &[u8], min_len: usize, out: &mut Vec<Seed>) {
+    let min_len = min_len.max(1);
+    let mut leftmost = usize::MAX;
+    for end in (min_len..=codes.len()).rev() {
+        let (start, iv) = longest_ending(fm, codes, end);
+        if end - start >= min_len && start < leftmost {
+            leftmost = start;
+            out.push(Seed {
+                qpos: start as u32,
+                len: (end - start) as u32,
+                rows: iv,
+            });
         }
     }
 }
@@ -304,6 +330,77 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `maximal_seeds` gives exactly the exact matches of at least
+    /// `min_len` that extend neither left nor right (an N, a read end, or
+    /// an extension that does not occur in the text), found by brute force
+    /// over every substring of the read, right to left, with naive counts of
+    /// their occurrences; and it finds a 30-base match that the greedy
+    /// cover cuts into pieces shorter than the minimum.
+    #[test]
+    fn maximal_seeds_are_every_maximal_match() {
+        let mut seed = 0x0fed_cba9_8765_4321u64;
+        let mut text: Vec<u8> = (0..10_000).map(|_| (rng(&mut seed) % 4) as u8).collect();
+        // For the last read: X[15..30] at 9000, not preceded by X[14].
+        text.copy_within(5015..5030, 9000);
+        text[8999] = (text[5014] + 1) % 4;
+        let mut fa = b">t\n".to_vec();
+        fa.extend(text.iter().map(|&c| b"ACGT"[c as usize]));
+        fa.push(b'\n');
+        let reference = read_fasta_from(&fa[..], std::path::Path::new("t.fa")).unwrap();
+        let index = build_in_memory(reference, &IndexConfig::default()).unwrap();
+        let fm = index.fm();
+        let min = 12;
+        let len = 50;
+        // Occurrences of every text substring of min..=len + 1 bases.
+        let mut counts: std::collections::HashMap<&[u8], u64> = Default::default();
+        for l in min..=len + 1 {
+            for w in text.windows(l) {
+                *counts.entry(w).or_default() += 1;
+            }
+        }
+        let occurs = |p: &[u8]| counts.get(p).copied().unwrap_or(0);
+        for k in 0..40 {
+            let at = (rng(&mut seed) % 9_900) as usize;
+            let mut r = text[at..at + len].to_vec();
+            for _ in 0..(rng(&mut seed) % 7) {
+                let i = (rng(&mut seed) % len as u64) as usize;
+                r[i] = if k % 9 == 0 { 4 } else { (r[i] + 1) % 4 };
+            }
+            let mut want = Vec::new();
+            for e in (min..=r.len()).rev() {
+                for q in 0..=e - min {
+                    let p = &r[q..e];
+                    let ok = |b: u8| b < 4;
+                    if !p.iter().all(|&b| ok(b)) || occurs(p) == 0 {
+                        continue;
+                    }
+                    let grows = |ext: &[u8]| ext.iter().all(|&b| ok(b)) && occurs(ext) > 0;
+                    let left = q > 0 && grows(&r[q - 1..e]);
+                    let right = e < r.len() && grows(&r[q..e + 1]);
+                    if !left && !right {
+                        want.push((q as u32, (e - q) as u32, occurs(p)));
+                    }
+                }
+            }
+            let mut got = Vec::new();
+            maximal_seeds(&fm, &r, min, &mut got);
+            let got: Vec<(u32, u32, u64)> =
+                got.iter().map(|s| (s.qpos, s.len, s.rows.len())).collect();
+            assert_eq!(got, want, "read {k}");
+        }
+        // The read X + W: X the 30 bases at 5000, and X's last 15 bases
+        // planted at 9000 (before W, the 3 bases at 9015). The greedy cover
+        // takes the 18 bases X[15..] + W (at 9000), skips X[14], then X[..14]:
+        // both shorter than 19, no seed; the 30-base X is a maximal match.
+        let r: Vec<u8> = [&text[5000..5030], &text[9015..9018]].concat();
+        let mut greedy = Vec::new();
+        greedy_seeds(&fm, &r, 19, &mut greedy);
+        assert!(greedy.is_empty(), "{greedy:?}");
+        let mut got = Vec::new();
+        maximal_seeds(&fm, &r, 19, &mut got);
+        assert!(got.iter().any(|s| s.qpos == 0 && s.len == 30), "{got:?}");
     }
 
     fn anchor(rev: bool, rpos: u64, qpos: u32, len: u32) -> Anchor {

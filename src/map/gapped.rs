@@ -167,6 +167,12 @@ fn align_seeded(
     }
     let strands = [fwd, rc];
     let quals = Quals::new(read.qual, mode);
+    if seeds.iter().all(Vec::is_empty) {
+        // No piece of the greedy cover was a seed: every maximal match.
+        for (k, codes) in strands.iter().enumerate() {
+            seed::maximal_seeds(fm, codes, seed::MIN_SEED, &mut seeds[k]);
+        }
+    }
     reseed(fm, [fwd, rc], &mut seeds);
     let seeds = &seeds;
     let rare = seeds
