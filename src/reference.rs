@@ -228,7 +228,10 @@ fn read_into<'a, R: Read + Send + 'a, T: Bases>(
                     r.text.push(class);
                 } else if class == AMBIGUOUS {
                     hole_start.get_or_insert(pos);
-                } else if class == NEWLINE {
+                } else if class == NEWLINE || b == b' ' || b == b'\t' {
+                    // Spaces and tabs (trailing ones in hand-edited files)
+                    // are not sequence: samtools faidx and dict skip them
+                    // too, and the SAM spec's M5 leaves them out.
                     continue;
                 } else {
                     return Err(Error::input(

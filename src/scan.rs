@@ -317,7 +317,7 @@ impl Decoder {
                 text_pos = run_end;
                 at_line_start = false;
                 continue;
-            } else if class == AMBIGUOUS || b == b'\r' {
+            } else if class == AMBIGUOUS || b == b'\r' || b == b' ' || b == b'\t' {
                 at_line_start = false;
             } else if b == b'\n' {
                 at_line_start = true;
@@ -659,7 +659,8 @@ impl<'p> Scanner<'p> {
                 if b == b'\n' {
                     line += 1;
                     at_line_start = true;
-                } else if b == b'\r' {
+                } else if b == b'\r' || b == b' ' || b == b'\t' {
+                    // Not sequence, and not in the digest (read_fasta).
                     at_line_start = false;
                 } else if b == b'>' && at_line_start {
                     header = true;
@@ -1050,7 +1051,7 @@ mod tests {
             (b">*a\nACGT\n", "not a valid SAM reference name"),
             (b">a,b\nACGT\n", "not a valid SAM reference name"),
             (b">a\nACGT\n>b\nAC*GT\n", "line 4: invalid character"),
-            (b">a\nACGT\n>b\nAC GT\n", "line 4: invalid character"),
+            (b">a\nACGT\n>b\nAC=GT\n", "line 4: invalid character"),
             (b">a\nAC\n >b\nGT\n", "line 3: invalid character"),
             (b">a\nAC>b\nGT\n", "line 2: invalid character"),
             (b">a\n", "no sequence with bases"),
@@ -1172,8 +1173,9 @@ mod tests {
             3 => Just(b'N'),
             1 => proptest::sample::select(b"nRYSWKMBDHVUryswkmbdhvu".to_vec()),
             1 => Just(b'\r'),
+            1 => proptest::sample::select(b" \t".to_vec()),
         ];
-        let invalid = proptest::sample::select(b"X*->. 0".to_vec());
+        let invalid = proptest::sample::select(b"X*->. 0\t".to_vec());
         prop_oneof![
             50 => proptest::collection::vec(letter.clone(), 0..90),
             2 => Just(Vec::new()),

@@ -869,3 +869,58 @@ fn single_reads_drop_mate_suffixes() {
         assert_eq!(names, ["a", "a", "b/3", "c/12", "d"], "{mode:?}");
     }
 }
+
+/// Spaces and tabs in sequence lines (trailing ones in hand-edited FASTA)
+/// are skipped, as samtools faidx and dict skip them: the index is the one
+/// of the same FASTA without them, byte for byte, whole-text and in parts,
+/// and the @SQ M5 is samtools dict's (when samtools is installed).
+#[test]
+fn spaces_in_sequence_lines_are_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut rng = Rng::new(21);
+    let (a, b) = (rng.bases(500), rng.bases(300));
+    let lines = |s: &[u8], pad: bool| -> Vec<u8> {
+        let mut out = Vec::new();
+        for (k, l) in s.chunks(60).enumerate() {
+            out.extend_from_slice(l);
+            if pad {
+                out.extend_from_slice([&b"  "[..], b"\t", b" \t "][k % 3]);
+            }
+            out.push(b'\n');
+        }
+        out
+    };
+    for (name, pad) in [("clean.fa", false), ("spaced.fa", true)] {
+        let mut fa = b">a\n".to_vec();
+        fa.extend(lines(&a, pad));
+        fa.extend_from_slice(b">b desc\n");
+        fa.extend(lines(&b, pad));
+        std::fs::write(d.join(name), fa).unwrap();
+        run_ok(d, &["index", "-q", name], None);
+        let parts = format!("{name}.parts.fmi");
+        run_ok(
+            d,
+            &["index", "-q", "--max-part", "100", "-p", &parts, name],
+            None,
+        );
+        assert!(
+            std::fs::read(d.join(&parts)).unwrap()
+                == std::fs::read(d.join(format!("{name}.fmi"))).unwrap()
+        );
+    }
+    let index = |n: &str| std::fs::read(d.join(n)).unwrap();
+    assert!(index("clean.fa.fmi") == index("spaced.fa.fmi"));
+    if common::have_samtools() {
+        let dict = String::from_utf8(samtools(d, &["dict", "spaced.fa"])).unwrap();
+        let sam = stdout_of(d, &["map", "-q", "spaced.fa", "-"]);
+        let m5 = |text: &str| -> Vec<String> {
+            text.lines()
+                .filter(|l| l.starts_with("@SQ"))
+                .flat_map(|l| l.split('\t').filter(|f| f.starts_with("M5:")))
+                .map(String::from)
+                .collect()
+        };
+        assert_eq!(m5(&String::from_utf8_lossy(&sam)), m5(&dict));
+    }
+}
