@@ -79,3 +79,57 @@ pub fn check_full(index: &Index) -> Result<u64> {
     }
     Ok(2 * n)
 }
+
+/// Whether the FASTA at `fasta` is the reference `index` was built from:
+/// the same contigs, in order, with the same names, lengths and MD5s (the
+/// SAM `@SQ M5`, which covers every letter, ambiguous ones as written). One
+/// streamed read of the FASTA. `Ok` carries the number of contigs; a
+/// difference is an error naming the FASTA and the first contig that
+/// differs (an edited FASTA keeps working with its old index otherwise:
+/// only the modification time warns).
+pub fn check_reference(index: &Index, fasta: &std::path::Path) -> Result<usize> {
+    let scan = crate::scan::scan_fasta(fasta, u64::MAX)?;
+    let (have, want) = (&scan.layout.contigs, &index.layout.contigs);
+    let differs = |msg: String| {
+        Error::input(
+            fasta,
+            format!(
+                "{msg}: this is not the reference {} was built from (rebuild it: fmalign index)",
+                index.path().display()
+            ),
+        )
+    };
+    for (k, (a, b)) in have.iter().zip(want).enumerate() {
+        let hex = |d: &[u8; 16]| d.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        if a.name != b.name {
+            return Err(differs(format!(
+                "sequence {} is '{}', the index's is '{}'",
+                k + 1,
+                a.name,
+                b.name
+            )));
+        }
+        if a.len != b.len {
+            return Err(differs(format!(
+                "sequence '{}' has {} bases, the index's {}",
+                a.name, a.len, b.len
+            )));
+        }
+        if a.md5 != b.md5 {
+            return Err(differs(format!(
+                "sequence '{}' has MD5 {}, the index's {}",
+                a.name,
+                hex(&a.md5),
+                hex(&b.md5)
+            )));
+        }
+    }
+    if have.len() != want.len() {
+        return Err(differs(format!(
+            "{} sequences, the index has {}",
+            have.len(),
+            want.len()
+        )));
+    }
+    Ok(have.len())
+}

@@ -455,15 +455,22 @@ fn resolve_index(path: &Path) -> Result<PathBuf> {
     Ok(found.path)
 }
 
-fn run_check(path: &Path, full: bool) -> Result<()> {
-    let path = resolve_index(path)?;
+fn run_check(given: &Path, full: bool) -> Result<()> {
+    let path = resolve_index(given)?;
     let t = Instant::now();
     let index = Index::open(&path)?;
     if full {
         fmalign::check::check_full(&index)?;
     }
+    // Given the FASTA (not the index): is it still what the index holds?
+    let fasta = if path != given {
+        let contigs = fmalign::check::check_reference(&index, given)?;
+        format!("{} matches ({contigs} sequences, MD5); ", given.display())
+    } else {
+        String::new()
+    };
     println!(
-        "{}: ok ({}{:.2} s)",
+        "{}: ok ({}{fasta}{:.2} s)",
         path.display(),
         if full {
             "header, checksums, BWT/Occ/SA against the reference; "

@@ -924,3 +924,58 @@ fn spaces_in_sequence_lines_are_skipped() {
         assert_eq!(m5(&String::from_utf8_lossy(&sam)), m5(&dict));
     }
 }
+
+/// `check REF.fa` (the FASTA, not the index) also compares the FASTA with
+/// the index it names: ok while it is the same, an error naming the FASTA
+/// and the sequence once a base is changed (even with an old modification
+/// time, which hides the change from the staleness warning), or a sequence
+/// added; `check INDEX` does not read the FASTA.
+#[test]
+fn check_given_the_fasta_compares_it() {
+    let (dir, refs) = setup("lambda_virus.fa");
+    let d = dir.path();
+    run_ok(d, &["index", "-q", "lambda_virus.fa"], None);
+    for args in [&["check"][..], &["check", "--full"][..]] {
+        let out = run_ok(d, &[args, &["lambda_virus.fa"]].concat(), None);
+        assert!(String::from_utf8_lossy(&out.stdout).contains("lambda_virus.fa matches"));
+    }
+    let name = &refs[0].name;
+    let mut seq = refs[0].seq.clone();
+    seq[1000] = if seq[1000] == b'A' { b'C' } else { b'A' };
+    let edited = format!(">{name}\n{}\n", String::from_utf8_lossy(&seq));
+    std::fs::write(d.join("lambda_virus.fa"), &edited).unwrap();
+    let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1 << 30);
+    std::fs::File::options()
+        .write(true)
+        .open(d.join("lambda_virus.fa"))
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    for args in [&["check"][..], &["check", "--full"][..]] {
+        let out = common::run_in(d, &[args, &["lambda_virus.fa"]].concat(), None);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code() == Some(1)
+                && err.contains("lambda_virus.fa: sequence")
+                && err.contains(name.as_str())
+                && err.contains("MD5"),
+            "{err}"
+        );
+    }
+    // The index itself is fine, and checking it alone does not read the FASTA.
+    run_ok(d, &["check", "--full", "lambda_virus.fa.fmi"], None);
+    let added = format!("{edited}>extra\nACGTACGT\n");
+    std::fs::write(
+        d.join("lambda_virus.fa"),
+        refs_text(&refs) + &added[edited.len()..],
+    )
+    .unwrap();
+    let out = common::run_in(d, &["check", "lambda_virus.fa"], None);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("2 sequences, the index has 1"));
+}
+
+fn refs_text(refs: &[RefSeq]) -> String {
+    refs.iter()
+        .map(|r| format!(">{}\n{}\n", r.name, String::from_utf8_lossy(&r.seq)))
+        .collect()
+}
