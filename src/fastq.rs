@@ -208,6 +208,8 @@ pub struct ReadSource {
     path: PathBuf,
     parser: Parser,
     recycle: Arc<Recycle>,
+    /// Records read so far by the sequential parser (for messages).
+    records: u64,
 }
 
 /// How a [`ReadSource`] parses.
@@ -291,7 +293,7 @@ impl ReadSource {
             Some(mut input) => {
                 let mut first = [0u8; 1];
                 let k = crate::input::read_up_to(&mut input, &mut first)
-                    .map_err(|e| Error::input(path, io_message(&e)))?;
+                    .map_err(|e| Error::input(path, io_message(&e, 0)))?;
                 let input: Box<dyn Read + Send> =
                     Box::new(std::io::Cursor::new(first[..k].to_vec()).chain(input));
                 if let Some(piece) = piece.filter(|_| threads >= 2 && first[0] == b'@') {
@@ -320,6 +322,7 @@ impl ReadSource {
             path: path.into(),
             parser,
             recycle: Arc::default(),
+            records: 0,
         })
     }
 
@@ -358,8 +361,16 @@ impl ReadSource {
                 let Some(rec) = parser.next() else {
                     return Ok(false);
                 };
-                let rec = rec.map_err(|e| Error::input(&self.path, read_parse_message(&e)))?;
+                let rec = rec.map_err(|e| {
+                    let msg = match e.kind {
+                        // needletail has no position for these (line 0).
+                        needletail::errors::ParseErrorKind::Io => io_message(&e.msg, self.records),
+                        _ => read_parse_message(&e),
+                    };
+                    Error::input(&self.path, msg)
+                })?;
                 take_record(&rec, 0, &self.path, batch)?;
+                self.records += 1;
                 Ok(true)
             }
             Parser::Chunked(c) => loop {
@@ -416,9 +427,10 @@ fn take_record(
     Ok(())
 }
 
-/// A read error of the (decompressed) input, worded as needletail's.
-fn io_message(e: &std::io::Error) -> String {
-    format!("read error (truncated or damaged compressed file?): {e}")
+/// A read error of the (decompressed) input after `records` whole records
+/// were read, worded as needletail's.
+fn io_message(e: &impl std::fmt::Display, records: u64) -> String {
+    format!("read error after {records} records (truncated or damaged compressed file?): {e}")
 }
 
 impl Chunked {
@@ -434,9 +446,10 @@ impl Chunked {
                     self.rest.resize(self.filled + want, 0);
                 }
                 let end = self.filled + want;
+                // `line` starts a record: four lines each before it.
                 let got =
                     crate::input::read_up_to(&mut self.input, &mut self.rest[self.filled..end])
-                        .map_err(|e| Error::input(path, io_message(&e)))?;
+                        .map_err(|e| Error::input(path, io_message(&e, (self.line - 1) / 4)))?;
                 self.filled += got;
                 self.eof = got < want;
             }

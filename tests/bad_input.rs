@@ -419,6 +419,38 @@ fn truncated_gzip_fastq() {
                 &["cut.fq.gz"],
             );
         }
+        // Cut in the middle, the message says how far it read: at least one
+        // record, at most the whole records the cut file inflates to.
+        if cut == gz.len() / 2 {
+            let msg = fails(
+                d,
+                &[
+                    "map",
+                    "-q",
+                    "-t",
+                    "2",
+                    "-o",
+                    "out.sam",
+                    "ref.fa",
+                    "cut.fq.gz",
+                ],
+                None,
+                &["cut.fq.gz", "read error after "],
+            );
+            let n: u64 = msg
+                .split("read error after ")
+                .nth(1)
+                .and_then(|t| t.split(' ').next())
+                .and_then(|t| t.parse().ok())
+                .unwrap_or_else(|| panic!("{msg}"));
+            let mut inflated = Vec::new();
+            let _ = std::io::Read::read_to_end(
+                &mut flate2::read::GzDecoder::new(&gz[..cut]),
+                &mut inflated,
+            );
+            let whole = inflated.iter().filter(|&&b| b == b'\n').count() as u64 / 4;
+            assert!(n >= 1 && n <= whole, "{n} of {whole}: {msg}");
+        }
         std::fs::remove_file(d.join("cut.fq.gz")).unwrap();
     }
 }
