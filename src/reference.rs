@@ -237,9 +237,9 @@ fn read_into<'a, R: Read + Send + 'a, T: Bases>(
                     return Err(Error::input(
                         path,
                         format!(
-                            "line {}: invalid character {:?} in sequence '{name}' (expected bases, IUPAC codes, X, - or .)",
+                            "line {}: invalid character '{}' in sequence '{name}' (expected bases, IUPAC codes, X, - or .)",
                             line + 1 + k as u64,
-                            char::from(b).escape_default().to_string()
+                            char::from(b).escape_default()
                         ),
                     ));
                 }

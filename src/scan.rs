@@ -325,8 +325,8 @@ impl Decoder {
                 self.in_header = true;
             } else {
                 return Err(format!(
-                    "unexpected byte {:?} at byte {} of the sequence text",
-                    char::from(b).escape_default().to_string(),
+                    "unexpected byte '{}' at byte {} of the sequence text",
+                    char::from(b).escape_default(),
                     self.offset + i as u64
                 ));
             }
@@ -670,8 +670,8 @@ impl<'p> Scanner<'p> {
                     return Err(Error::input(
                         self.path,
                         format!(
-                            "line {line}: invalid character {:?} in sequence '{}' (expected bases, IUPAC codes, X, - or .)",
-                            char::from(b).escape_default().to_string(),
+                            "line {line}: invalid character '{}' in sequence '{}' (expected bases, IUPAC codes, X, - or .)",
+                            char::from(b).escape_default(),
                             rec.name
                         ),
                     ));
