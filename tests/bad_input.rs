@@ -133,6 +133,14 @@ fn characters_outside_iupac() {
     ] {
         index_fails(text, "bad.fa", &[&format!("line {line}")]);
     }
+    // The byte is shown once escaped, in single quotes.
+    for (text, shown) in [
+        (&b">a\nAC*T\n"[..], "'*'"),
+        (b">a\nAC\x01T\n", "'\\u{1}'"),
+        (b">a\nACGT\x0bA\n", "'\\u{b}'"),
+    ] {
+        index_fails(text, "bad.fa", &[&format!("invalid character {shown} ")]);
+    }
 }
 
 #[test]
