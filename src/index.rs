@@ -390,10 +390,14 @@ pub fn build_file(
         return build_and_write(reference.unpacked(), cfg, out);
     }
     let Some(plan) = bounded::plan(n, wide, cfg.max_memory, cfg.max_part, cfg.dcv) else {
+        // The least of the two builds (a small genome's whole-text build
+        // needs less than the parts' fixed cost).
         let floor = bounded::floor(n, wide);
+        let least = if forced { floor } else { floor.min(need) };
         return Err(Error::Usage(format!(
-            "building the index of {n} unambiguous bases needs at least {} of memory (in parts: {:.2} bytes per base + {}), more than the limit of {} (--max-memory; default: 90% of the memory available); raise it, or build with --distributed on several machines",
-            crate::mem::human_bytes(floor),
+            "building the index of {n} unambiguous bases needs at least {} of memory (whole-text: {}; in parts: {:.2} bytes per base + {}), more than the limit of {} (--max-memory; default: 90% of the memory available); raise it, or build with --distributed on several machines",
+            crate::mem::human_bytes(least),
+            crate::mem::human_bytes(need),
             bounded::FLOOR_BYTES_PER_BASE,
             crate::mem::human_bytes(bounded::FIXED),
             crate::mem::human_bytes(cfg.max_memory.unwrap_or(0)),

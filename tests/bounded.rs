@@ -295,3 +295,47 @@ fn progress_counts_parts_and_suffixes() {
         std::fs::read(dir.path().join("whole.fmi")).unwrap()
     );
 }
+
+/// The least memory the refusal states is the least: a small genome (whose
+/// whole-text build needs less than the parts' fixed cost) builds at the
+/// figure the message gives, rounded up to a KiB, and not 1 MiB below it.
+#[test]
+fn the_least_memory_stated_is_enough() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(common::test_data("lambda_virus.fa"), d.join("ref.fa")).unwrap();
+    let index = |limit: &str| {
+        Command::new(bin())
+            .args([
+                "index",
+                "-q",
+                "--max-memory",
+                limit,
+                "-p",
+                "x.fmi",
+                "ref.fa",
+            ])
+            .current_dir(d)
+            .output()
+            .unwrap()
+    };
+    let o = index("1M");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    let mib: f64 = stderr
+        .split("needs at least ")
+        .nth(1)
+        .and_then(|t| t.split(" MiB").next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let kib = (mib * 1024.0).ceil() as u64 + 1;
+    // And it is the least: well below it, still refused.
+    let o = index(&format!("{}K", kib - 1024));
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    let o = index(&format!("{kib}K"));
+    assert!(
+        o.status.success(),
+        "{kib}K: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
