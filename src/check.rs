@@ -99,8 +99,8 @@ pub fn check_reference(index: &Index, fasta: &std::path::Path) -> Result<usize> 
             ),
         )
     };
+    let hex = |d: &[u8; 16]| d.iter().map(|x| format!("{x:02x}")).collect::<String>();
     for (k, (a, b)) in have.iter().zip(want).enumerate() {
-        let hex = |d: &[u8; 16]| d.iter().map(|x| format!("{x:02x}")).collect::<String>();
         if a.name != b.name {
             return Err(differs(format!(
                 "sequence {} is '{}', the index's is '{}'",

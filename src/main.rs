@@ -567,10 +567,10 @@ fn map_output(a: &MapArgs, index: &Path) -> Result<Option<PathBuf>> {
     let Some(asked) = a.output.as_deref().filter(|&p| p != Path::new("-")) else {
         return Ok(None);
     };
-    let out = fmalign::cleanup::follow_links(asked);
+    // `same_file` compares what links point to.
     let inputs = [Some(index), Some(a.reads.as_path()), a.reads2.as_deref()];
     for input in inputs.into_iter().flatten() {
-        if same_file(&out, input) {
+        if same_file(asked, input) {
             anyhow::bail!(
                 "-o {}: this is the input {}; the output would destroy it",
                 asked.display(),

@@ -115,6 +115,23 @@ pub fn fragment(a: &Hit, la: u64, b: &Hit, lb: u64, o: Orientation) -> Option<u6
     }
 }
 
+/// [`fragment`] of a mate at `own` (length `own_len`) with its mate at
+/// `mate`: `first` when `own` is mate 1 ([`fragment`] takes mate 1 first).
+pub fn fragment_of(
+    first: bool,
+    own: &Hit,
+    own_len: u64,
+    mate: &Hit,
+    mate_len: u64,
+    o: Orientation,
+) -> Option<u64> {
+    if first {
+        fragment(own, own_len, mate, mate_len, o)
+    } else {
+        fragment(mate, mate_len, own, own_len, o)
+    }
+}
+
 /// SAM TLEN of a mate at `pos` (length `len`) whose mate is at `mpos`
 /// (`mlen`) on the same contig: the fragment length, positive for the
 /// leftmost mate, negative for the other; mate 1 counts as leftmost when

@@ -422,12 +422,20 @@ enum Digests {
 /// Work for the digest thread: the sequence bytes of one or more records,
 /// and where each record that ends in them ends. Many short records
 /// (a transcriptome) go in one job, not one job each.
-#[derive(Default)]
 struct Job {
     bytes: Vec<u8>,
     /// Offsets in `bytes` where a record ends, and whether its digest is
     /// kept.
     ends: Vec<(usize, bool)>,
+}
+
+impl Job {
+    fn new() -> Job {
+        Job {
+            bytes: Vec::with_capacity(JOB_BYTES),
+            ends: Vec::new(),
+        }
+    }
 }
 
 /// Bytes of sequence a job holds before it is sent.
@@ -469,10 +477,7 @@ impl Digests {
             jobs,
             spare,
             worker,
-            cur: Job {
-                bytes: Vec::with_capacity(JOB_BYTES),
-                ends: Vec::new(),
-            },
+            cur: Job::new(),
         }
     }
 
@@ -511,10 +516,7 @@ impl Digests {
             jobs, spare, cur, ..
         } = self
         {
-            let next = spare.try_recv().unwrap_or_else(|_| Job {
-                bytes: Vec::with_capacity(JOB_BYTES),
-                ends: Vec::new(),
-            });
+            let next = spare.try_recv().unwrap_or_else(|_| Job::new());
             jobs.send(std::mem::replace(cur, next))
                 .expect("the digest thread runs until the scan ends");
         }

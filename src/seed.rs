@@ -273,6 +273,15 @@ mod tests {
     use crate::index::{IndexConfig, build_in_memory};
     use crate::reference::read_fasta_from;
 
+    /// The index of one contig of `text` (codes 0..=3).
+    fn index_of(text: &[u8]) -> crate::index::Index {
+        let mut fa = b">t\n".to_vec();
+        fa.extend(text.iter().map(|&c| b"ACGT"[c as usize]));
+        fa.push(b'\n');
+        let reference = read_fasta_from(&fa[..], std::path::Path::new("t.fa")).unwrap();
+        build_in_memory(reference, &IndexConfig::default()).unwrap()
+    }
+
     fn rng(seed: &mut u64) -> u64 {
         *seed ^= *seed << 13;
         *seed ^= *seed >> 7;
@@ -289,11 +298,7 @@ mod tests {
     fn seeds_are_left_maximal_exact_matches() {
         let mut seed = 0x1234_5678_9abc_def1u64;
         let text: Vec<u8> = (0..20_000).map(|_| (rng(&mut seed) % 4) as u8).collect();
-        let mut fa = b">t\n".to_vec();
-        fa.extend(text.iter().map(|&c| b"ACGT"[c as usize]));
-        fa.push(b'\n');
-        let reference = read_fasta_from(&fa[..], std::path::Path::new("t.fa")).unwrap();
-        let index = build_in_memory(reference, &IndexConfig::default()).unwrap();
+        let index = index_of(&text);
         let fm = index.fm();
         let occurrences = |p: &[u8]| text.windows(p.len()).filter(|w| *w == p).count() as u64;
         let mut reads: Vec<Vec<u8>> = Vec::new();
@@ -345,11 +350,7 @@ mod tests {
         // For the last read: X[15..30] at 9000, not preceded by X[14].
         text.copy_within(5015..5030, 9000);
         text[8999] = (text[5014] + 1) % 4;
-        let mut fa = b">t\n".to_vec();
-        fa.extend(text.iter().map(|&c| b"ACGT"[c as usize]));
-        fa.push(b'\n');
-        let reference = read_fasta_from(&fa[..], std::path::Path::new("t.fa")).unwrap();
-        let index = build_in_memory(reference, &IndexConfig::default()).unwrap();
+        let index = index_of(&text);
         let fm = index.fm();
         let min = 12;
         let len = 50;

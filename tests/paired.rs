@@ -33,6 +33,19 @@ fn lambda_dir() -> tempfile::TempDir {
     dir
 }
 
+/// A directory with ref.fa, contigs c1 and c2, indexed.
+fn two_contigs(c1: &[u8], c2: &[u8]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let fa = format!(
+        ">c1\n{}\n>c2\n{}\n",
+        String::from_utf8_lossy(c1),
+        String::from_utf8_lossy(c2)
+    );
+    std::fs::write(dir.path().join("ref.fa"), fa).unwrap();
+    run_ok(dir.path(), &["index", "-q", "ref.fa"], None);
+    dir
+}
+
 /// Records of a SAM output grouped as (mate 1, mate 2) primaries.
 fn pairs(recs: &[SamRec]) -> Vec<(SamRec, SamRec)> {
     let prim: Vec<&SamRec> = recs.iter().filter(|r| !r.secondary()).collect();
@@ -290,15 +303,8 @@ fn pairs_across_contigs_over_n_and_unmapped() {
     for b in &mut c2[1000..1010] {
         *b = b'N';
     }
-    let dir = tempfile::tempdir().unwrap();
+    let dir = two_contigs(&c1, &c2);
     let d = dir.path();
-    let fa = format!(
-        ">c1\n{}\n>c2\n{}\n",
-        String::from_utf8_lossy(&c1),
-        String::from_utf8_lossy(&c2)
-    );
-    std::fs::write(d.join("ref.fa"), fa).unwrap();
-    run_ok(d, &["index", "-q", "ref.fa"], None);
     let q = |n: usize| vec![b'I'; n];
     let read = |name: &str, seq: Vec<u8>| FqRead {
         name: name.into(),
@@ -418,15 +424,8 @@ fn secondaries_are_proper_only_beside_the_mate() {
     c1[5000..5080].copy_from_slice(&y);
     c1[9000..9080].copy_from_slice(&mutate(&y, &[40]));
     c2[3000..3080].copy_from_slice(&mutate(&y, &[20, 60]));
-    let dir = tempfile::tempdir().unwrap();
+    let dir = two_contigs(&c1, &c2);
     let d = dir.path();
-    let fa = format!(
-        ">c1\n{}\n>c2\n{}\n",
-        String::from_utf8_lossy(&c1),
-        String::from_utf8_lossy(&c2)
-    );
-    std::fs::write(d.join("ref.fa"), fa).unwrap();
-    run_ok(d, &["index", "-q", "ref.fa"], None);
     let read = |name: &str, seq: Vec<u8>| FqRead {
         name: name.into(),
         qual: vec![b'I'; seq.len()],

@@ -1,7 +1,7 @@
 //! Choosing among a read's hits: the primary (a hash of the name among
 //! equals), MAPQ, the records shown (`-k`, `-a`, `--strata`), pairs.
 
-use crate::pair::{Orientation, Window, fragment};
+use crate::pair::{Orientation, Window, fragment_of};
 use crate::read::{Hit, ReadView};
 use crate::sam::MAPQ_UNIQUE;
 
@@ -139,13 +139,8 @@ impl<'a> PairCtx<'a> {
     pub(super) fn flag_at(&self, h: &Hit, len: u64, secondary: bool) -> u16 {
         let (o, w) = self.rule;
         let fits = || {
-            self.mate.is_some_and(|(m, mlen)| {
-                w.fits(if self.first {
-                    fragment(h, len, m, mlen, o)
-                } else {
-                    fragment(m, mlen, h, len, o)
-                })
-            })
+            self.mate
+                .is_some_and(|(m, mlen)| w.fits(fragment_of(self.first, h, len, m, mlen, o)))
         };
         let proper = self.proper && (!secondary || fits());
         self.flag | if proper { 0x2 } else { 0 }

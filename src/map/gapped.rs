@@ -750,6 +750,19 @@ fn fragment(a: &Aligned, b: &Aligned, o: Orientation) -> Option<u64> {
     crate::pair::fragment(&as_hit(a), a.span(), &as_hit(b), b.span(), o)
 }
 
+/// [`fragment`] of a mate's alignment `own` with its mate's `mate`
+/// (`first`: `own` is of mate 1).
+fn fragment_of(first: bool, own: &Aligned, mate: &Aligned, o: Orientation) -> Option<u64> {
+    crate::pair::fragment_of(
+        first,
+        &as_hit(own),
+        own.span(),
+        &as_hit(mate),
+        mate.span(),
+        o,
+    )
+}
+
 /// Mate rescue: for each of the best alignments of `have`, aligns `seq` in
 /// the insert window around it (both sides, the strand the orientation
 /// wants) unless `other` already has an alignment there; new alignments are
@@ -773,14 +786,9 @@ fn rescue(
         if a.score < have[0].score - 2 * Scoring::of(mode).mismatch {
             break;
         }
-        let paired = other.iter().any(|b| {
-            let f = if first_is_have {
-                fragment(a, b, o)
-            } else {
-                fragment(b, a, o)
-            };
-            w.fits(f)
-        });
+        let paired = other
+            .iter()
+            .any(|b| w.fits(fragment_of(first_is_have, a, b, o)));
         if paired {
             continue;
         }
@@ -948,14 +956,7 @@ pub(super) fn format_pair(
                 // proper pair, and on a secondary only when it and the
                 // mate's primary would be a proper pair themselves.
                 let proper_at = |a: &Aligned, m: &Aligned, secondary: bool| {
-                    let f = || {
-                        if first {
-                            fragment(a, m, o)
-                        } else {
-                            fragment(m, a, o)
-                        }
-                    };
-                    proper && (!secondary || w.fits(f()))
+                    proper && (!secondary || w.fits(fragment_of(first, a, m, o)))
                 };
                 let mate_fields = |a: &Aligned, secondary: bool| match mate {
                     Some(m) => MateFields {
