@@ -9,21 +9,32 @@
 #                                  # device tool carries 64 MiB at most);
 #                                  # results under $OUT (default ./gpu-out)
 #
-# PART is one device call of at most 10 minutes (each step has its own
-# `timeout`, so a hang costs that step, not the call); the three take 30
-# minutes at most, the device tool's whole budget:
+# PART is one device call (each step has its own `timeout`, so a hang costs
+# that step, not the call). A session lent a GPU has 15 minutes of device
+# time in all, start and idle included: it runs `first`, alone.
+#   first  in 420 s whatever happens, in priority order: info (nvidia-smi,
+#          gpu-info), tests (the differential tests that matter most, one
+#          by one, smallest first), index-chr20 (CPU libsais beside the GPU
+#          hybrid, skew and ls: seconds, device memory, same bytes or not),
+#          map-chr20 (4M reads, -v 0 and -v 2, GPU and 16 CPU cores: reads/s,
+#          the kernel's bases/s, same SAM or not). summary.txt gets a line
+#          per step as it ends: STEP SECONDS ok|FAIL: why|timeout|skipped: why.
+#          Without a GPU it says so and ends; GPU_CHECK_DRY=1 runs the steps
+#          anyway (on the CPU) to try the plumbing.
+# The others, each at most 10 minutes, for a session with time left:
 #   tests  the differential tests (tests/gpu.rs, tests/sa_algorithms.rs)
 #   bench  chr20 builds on both devices, in parts, mapping 1M reads, and
 #          the reads reader on the machine's 16 cores
 #   scale  a 3.1 Gbp human-scale build on the GPU, then `check`
-#   sanitize  (when device time is left) the in-process device tests under
-#          compute-sanitizer's memcheck: out-of-bounds and misaligned device
-#          accesses that a differential test can miss when the result
-#          happens to match
-# With the device tool, one call each, tests first (the most valuable):
-#   run(command="scripts/gpu-check.sh run tests", carry=["gpu-carry"], timeout_s=600)
+#   sanitize  the in-process device tests under compute-sanitizer's
+#          memcheck: out-of-bounds and misaligned device accesses that a
+#          differential test can miss when the result happens to match
+# With the device tool (docs/GPU.md, "How to run the check"):
+#   run(command="scripts/gpu-check.sh run first", carry=["gpu-carry"], timeout_s=480)
+# then give_back unless a second call follows at once.
 #
-# `run tests` writes gpu-info.txt, tests.log (the differential tests, GPU
+# `run first` writes summary.txt, gpu-info.txt, tests.log and chr20.log;
+# `run tests` gpu-info.txt, tests.log (the differential tests, GPU
 # against CPU, the device memory peaks against the plan, the index builds on
 # both devices); `run bench` bench.tsv (index builds: device, algorithm, wall
 # seconds, peak RSS, identical bytes or not, device memory peak) and
@@ -68,8 +79,9 @@ prepare() {
     du -sh "$CARRY"
 }
 
-# setup: environment, NVRTC, gpu-info. Sets out, fm, work.
-setup() {
+# environment: NVRTC on the library path, the kernel cache, the test
+# binaries' data. Sets out, fm, work, det.
+environment() {
     out=${OUT:-gpu-out}
     mkdir -p "$out"
     fm="$PWD/$CARRY/bin/fmalign"
@@ -97,13 +109,17 @@ setup() {
     det="$work/details"
     rm -rf "$det"
     mkdir -p "$det"
+    export FMALIGN_SHARED_DATA="$PWD/$CARRY/data" FMALIGN_REQUIRE_NVRTC=1
+}
+
+# setup: environment, then gpu-info.txt (tests, bench, scale, sanitize).
+setup() {
+    environment
     {
         date -u +"date: %Y-%m-%dT%H:%M:%SZ"
         nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
-        "$fm" gpu-info 2>&1
+        timeout 120 "$fm" gpu-info 2>&1
     } | tee "$out/gpu-info.txt"
-
-    export FMALIGN_SHARED_DATA="$PWD/$CARRY/data" FMALIGN_REQUIRE_NVRTC=1
 }
 
 # GNU time where the machine has it, else the same two fields (%e, %M)
@@ -240,6 +256,372 @@ run_scale() {
     cat "$out/summary.txt"
 }
 
+# ---------------------------------------------------------------------------
+# `run first`: the one call a session with 15 minutes of device time makes.
+# Four steps in priority order, each under its own `timeout`; the whole part
+# ends within FIRST_BUDGET seconds (default 400, under the 420 asked of it)
+# whatever happens: a step (or a test, or a build) that would start with too
+# little of the budget left is skipped and says so. summary.txt gets a line
+# per step as it ends ("STEP SECONDS OUTCOME: what"), so a call cut off still
+# brings back what ran. Files in $OUT: summary.txt, gpu-info.txt, tests.log,
+# chr20.log (4 of the 5 allowed).
+# ---------------------------------------------------------------------------
+
+now() { date +%s.%N; }
+# Seconds left before the part's deadline (integer, may be negative).
+left() { awk -v d="$deadline" -v t="$(now)" 'BEGIN { printf "%d", d - t }'; }
+# cap N: N, or the seconds left if fewer.
+cap() {
+    local l
+    l=$(left)
+    ((l < $1)) && echo "$l" || echo "$1"
+}
+# say STEP T0 OUTCOME: one summary line (STEP, seconds since T0, outcome).
+say() {
+    printf '%s %.1f %s\n' "$1" "$(seconds "$2" "$(now)")" "$3" | tee -a "$out/summary.txt"
+}
+
+# Test names in the order they run: the steps of steps::Backend first
+# (smallest inputs), then the algorithms, mapping, memory and parts.
+FIRST_TESTS="gpu:device::radix_sort_matches_cpu gpu:device::scans_match_cpu
+gpu:device::compact_gather_scatter_match_cpu gpu:device::maps_match_cpu
+gpu:device::segmented_sort_matches_cpu gpu:device::merge_matches_cpu
+gpu:device::algorithms_match_cpu gpu:device::mapping_matches_cpu
+gpu:device::exact_batch_across_sub_batches_matches_cpu
+gpu:device::map_device_gpu_writes_the_cpu_sam
+gpu:device::device_memory_stays_within_the_plan
+gpu:device::max_gpu_memory_falls_back_to_the_cpu
+gpu:device::parts_sort_on_the_gpu_like_the_cpu gpu:device::index_in_parts_on_the_gpu
+sa_algorithms:index_of_tiny_references sa_algorithms:index_with_holes_and_iupac_codes
+sa_algorithms:index_of_many_tiny_contigs"
+
+first_info() {
+    local t0 smi cc
+    t0=$(now)
+    {
+        date -u +"date: %Y-%m-%dT%H:%M:%SZ"
+        smi=$(timeout 20 nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap \
+            --format=csv,noheader 2>&1) && [ -n "$smi" ] || smi=""
+        echo "nvidia-smi: ${smi:-none ($(command -v nvidia-smi >/dev/null && echo 'no device' || echo 'not installed'))}"
+        cc=$(echo "$smi" | head -n 1 | awk -F', ' '{ gsub(/\./, "", $4); print $4 }')
+        arch=sm_90
+        [[ "$cc" =~ ^[0-9]+$ ]] && arch="sm_$cc"
+        echo "gpu-info --arch $arch:"
+        timeout "$(cap 90)" "$fm" gpu-info --arch "$arch" 2>&1
+        echo "gpu-info rc=$?"
+    } >"$out/gpu-info.txt"
+    cat "$out/gpu-info.txt"
+    gpu=no
+    [ -n "$smi" ] && grep -q '^device 0:' "$out/gpu-info.txt" && gpu=yes
+    local what
+    what="$(echo "$smi" | head -n 1)"
+    what="${what:-no GPU}; $(grep -E '^(nvrtc|kernels|gpu: none)' "$out/gpu-info.txt" | tr '\n' '|' | sed 's/|$//; s/|/; /g')"
+    if grep -q '^gpu-info rc=0' "$out/gpu-info.txt"; then
+        say info "$t0" "ok: $what"
+    elif grep -q '^gpu-info rc=124' "$out/gpu-info.txt"; then
+        say info "$t0" "timeout: gpu-info; $what"
+    else
+        say info "$t0" "FAIL: $what"
+    fi
+}
+
+first_tests() {
+    local t0 end t name bin rc passed=0 failed="" skipped=0 timedout="" noskip=""
+    t0=$(now)
+    end=$(awk -v t="$t0" -v b="${FIRST_TESTS_S:-170}" 'BEGIN { printf "%d", t + b }')
+    if [ "$gpu" != yes ] && [ -z "${GPU_CHECK_DRY:-}" ]; then
+        say tests "$t0" "skipped: no GPU"
+        return
+    fi
+    : >"$out/tests.log"
+    for t in $FIRST_TESTS; do
+        bin=${t%%:*} name=${t#*:}
+        local budget
+        budget=$(awk -v e="$end" -v t="$(now)" -v l="$(left)" 'BEGIN { b = e - t; if (l < b) b = l; if (b > 90) b = 90; printf "%d", b }')
+        if ((budget < 10)); then
+            echo "SKIPPED $name (time: ${budget} s left)" >>"$out/tests.log"
+            skipped=$((skipped + 1))
+            continue
+        fi
+        local s0
+        s0=$(now)
+        echo "== $bin $name (timeout $budget s)" >>"$out/tests.log"
+        timeout "$budget" "$CARRY/bin/$bin" --exact "$name" --test-threads=1 --nocapture >"$work/test.log" 2>&1
+        rc=$?
+        cat "$work/test.log" >>"$out/tests.log"
+        echo "rc=$rc $name ($(seconds "$s0" "$(now)") s)" >>"$out/tests.log"
+        # A device check that found no GPU passes with a SKIPPED notice:
+        # counted apart, never as passed.
+        ((rc == 0)) && grep -q 'SKIPPED' "$work/test.log" && rc=skip
+        case $rc in
+        skip) noskip="$noskip ${name##*::}" ;;
+        0) passed=$((passed + 1)) ;;
+        124) timedout="$timedout ${name##*::}" ;;
+        *) failed="$failed ${name##*::}" ;;
+        esac
+    done
+    local n
+    n=$(echo $FIRST_TESTS | wc -w)
+    local what="$passed of $n passed"
+    [ -n "$failed" ] && what="$what; failed:$failed"
+    [ -n "$timedout" ] && what="$what; timed out:$timedout"
+    ((skipped > 0)) && what="$what; $skipped not started (time)"
+    [ -n "$noskip" ] && what="$what; SKIPPED for want of a GPU:$noskip"
+    if [ -n "$failed" ]; then
+        say tests "$t0" "FAIL: $what"
+    elif [ -n "$timedout" ]; then
+        say tests "$t0" "timeout: $what"
+    elif ((skipped > 0)) || [ -n "$noskip" ]; then
+        say tests "$t0" "skipped: $what"
+    else
+        say tests "$t0" "ok: $what"
+    fi
+}
+
+# build NAME DEVICE SA: one chr20 index build (16 threads), a line of
+# chr20.log; sets b_wall, b_same, b_rc.
+first_build() {
+    local dev=$1 sa=$2 budget=$3 idx="$work/chr20.$1.$2.fmi" s0
+    s0=$(now)
+    timeout "$budget" "${TIME[@]}" -f "%M" -o "$work/rss" "$fm" index -t 16 --device "$dev" \
+        --sa "$sa" --stats -p "$idx" "$work/chr20.fa" 2>"$work/err"
+    b_rc=$?
+    b_wall=$(seconds "$s0" "$(now)")
+    b_same=ref
+    if [ "$dev.$sa" != cpu.libsais ]; then
+        cmp -s "$idx" "$work/chr20.cpu.libsais.fmi" && b_same=same || b_same=DIFFERENT
+    fi
+    b_note=$(grep -E 'device memory|instead|fell back|falling back|notice|error' "$work/err" | tr '\n' ' ')
+    {
+        echo "== index chr20 --device $dev --sa $sa: rc=$b_rc, $b_wall s, peak RSS $(cat "$work/rss" 2>/dev/null) KB, bytes $b_same"
+        cat "$work/err"
+    } >>"$out/chr20.log"
+    rm -f "$work/err"
+}
+
+first_index() {
+    local t0 end what="" bad="" sa
+    t0=$(now)
+    end=$(awk -v t="$t0" -v b="${FIRST_INDEX_S:-150}" 'BEGIN { printf "%d", t + b }')
+    step_left() { awk -v e="$end" -v t="$(now)" -v l="$(left)" 'BEGIN { b = e - t; if (l < b) b = l; printf "%d", b }'; }
+    if [ "$gpu" != yes ] && [ -z "${GPU_CHECK_DRY:-}" ]; then
+        say index-chr20 "$t0" "skipped: no GPU"
+        return
+    fi
+    if (($(step_left) < 60)); then
+        say index-chr20 "$t0" "skipped: $(left) s left of the part"
+        return
+    fi
+    timeout 60 gzip -dc "$CARRY/data/human_GRCh37_chr20.fa.gz" >"$work/chr20.fa"
+    first_build cpu libsais "$(($(step_left) - 20))"
+    if ((b_rc != 0)); then
+        say index-chr20 "$t0" "FAIL: the CPU libsais build (rc $b_rc after $b_wall s)"
+        return
+    fi
+    what="cpu libsais ${b_wall} s"
+    local first_gpu=""
+    for sa in hybrid skew ls; do
+        local l
+        l=$(step_left)
+        # Skew and ls only where the hybrid's time twice over is left.
+        if [ -n "$first_gpu" ] && awk -v l="$l" -v w="$first_gpu" 'BEGIN { exit !(l < 2 * w + 5) }'; then
+            what="$what; $sa not run (time: $l s left)"
+            continue
+        fi
+        if ((l < 10)); then
+            what="$what; $sa not run (time)"
+            continue
+        fi
+        first_build gpu "$sa" "$l"
+        [ -z "$first_gpu" ] && first_gpu=$b_wall
+        local peak
+        peak=$(grep -o 'device memory: peak .*' "$out/chr20.log" | tail -n 1)
+        if ((b_rc == 124)); then
+            what="$what; gpu $sa timeout after $b_wall s"
+            bad=timeout
+        elif ((b_rc != 0)); then
+            what="$what; gpu $sa rc $b_rc"
+            bad=FAIL
+        else
+            what="$what; gpu $sa ${b_wall} s, bytes $b_same${b_note:+ [$b_note]}"
+            [ "$b_same" = same ] || bad=FAIL
+        fi
+    done
+    [ "$gpu" = yes ] || what="$what (no GPU: --device gpu ran on the CPU)"
+    if [ -n "$bad" ]; then
+        say index-chr20 "$t0" "$bad: $what"
+    else
+        say index-chr20 "$t0" "ok: $what"
+    fi
+}
+
+# Reads for map-chr20: N reads of 100 bases from chr20 at random places
+# without N, half of them reverse-complemented, with 1 substitution in 200
+# bases (so -v 2 has work and exact search still maps most). numpy where the
+# machine has it (the GPU image does), else plain Python, 1M reads written
+# N/1M times.
+first_reads() {
+    cat >"$work/reads.py" <<'PY'
+import random, sys
+fa, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+seq = "".join(l.strip() for l in open(fa) if not l.startswith(">")).upper()
+L = 100
+try:
+    import numpy as np
+except ImportError:
+    np = None
+with open(out, "wb") as f:
+    if np is not None:
+        t = np.frombuffer(seq.encode(), dtype=np.uint8)
+        bad = np.concatenate(([0], np.cumsum(t == ord("N"))))
+        comp = np.zeros(256, dtype=np.uint8)
+        for a, b in zip(b"ACGT", b"TGCA"):
+            comp[a] = b
+        rng = np.random.default_rng(11)
+        done, chunk = 0, 500_000
+        while done < n:
+            m = min(chunk, n - done)
+            pos = rng.integers(0, len(t) - L, size=3 * m)
+            pos = pos[bad[pos + L] == bad[pos]][:m]
+            r = t[pos[:, None] + np.arange(L)]
+            sub = rng.random(r.shape) < 0.005
+            r[sub] = np.frombuffer(b"ACGT", dtype=np.uint8)[rng.integers(0, 4, size=sub.sum())]
+            rev = rng.random(len(pos)) < 0.5
+            r[rev] = comp[r[rev][:, ::-1]]
+            # Fixed-width records, "@r%010d\nSEQ\n+\nQUAL\n", built as bytes.
+            k = len(pos)
+            rec = np.empty((k, 17 + 2 * L), dtype=np.uint8)
+            rec[:, 0:2] = np.frombuffer(b"@r", dtype=np.uint8)
+            ids = done + np.arange(k, dtype=np.int64)
+            for d in range(10):
+                rec[:, 11 - d] = ord("0") + (ids // 10**d) % 10
+            rec[:, 12] = ord("\n")
+            rec[:, 13:13 + L] = r
+            rec[:, 13 + L:16 + L] = np.frombuffer(b"\n+\n", dtype=np.uint8)
+            rec[:, 16 + L:16 + 2 * L] = ord("I")
+            rec[:, 16 + 2 * L] = ord("\n")
+            f.write(rec.tobytes())
+            done += k
+    else:
+        random.seed(11)
+        comp = str.maketrans("ACGT", "TGCA")
+        recs = []
+        while len(recs) < min(n, 1_000_000):
+            p = random.randrange(len(seq) - L)
+            s = seq[p:p + L]
+            if "N" in s:
+                continue
+            s = "".join(random.choice("ACGT") if random.random() < 0.005 else c for c in s)
+            if random.random() < 0.5:
+                s = s.translate(comp)[::-1]
+            recs.append(s)
+        q = "I" * L
+        for k in range(0, n, len(recs)):
+            f.write("".join(f"@r{k + i}\n{s}\n+\n{q}\n" for i, s in enumerate(recs[: n - k])).encode())
+PY
+    timeout "$2" python3 "$work/reads.py" "$work/chr20.fa" "$work/reads.fq" "$1"
+}
+
+# map MODE DEVICE BUDGET: map the reads; sets m_rc, m_wall, m_kernel.
+first_map() {
+    local mode=$1 dev=$2 budget=$3 s0
+    s0=$(now)
+    timeout "$budget" "$fm" map -t 16 --device "$dev" -v "$mode" \
+        "$work/chr20.cpu.libsais.fmi" "$work/reads.fq" 2>"$work/err" | grep -v '^@PG' >"$work/map.$mode.$dev.sam"
+    m_rc=${PIPESTATUS[0]}
+    m_wall=$(seconds "$s0" "$(now)")
+    m_kernel=$(grep -o '[0-9.]* G bases/s' "$work/err" | tail -n 1)
+    {
+        echo "== map -v $mode --device $dev ($reads reads): rc=$m_rc, $m_wall s"
+        cat "$work/err"
+    } >>"$out/chr20.log"
+    rm -f "$work/err"
+}
+
+first_map_step() {
+    local t0 end what="" bad="" mode
+    t0=$(now)
+    end=$(left)
+    if [ "$gpu" != yes ] && [ -z "${GPU_CHECK_DRY:-}" ]; then
+        say map-chr20 "$t0" "skipped: no GPU"
+        return
+    fi
+    if [ ! -s "$work/chr20.cpu.libsais.fmi" ]; then
+        say map-chr20 "$t0" "skipped: no chr20 index (index-chr20 did not build it)"
+        return
+    fi
+    if ((end < 40)); then
+        say map-chr20 "$t0" "skipped: $end s left of the part"
+        return
+    fi
+    reads=${FIRST_READS:-4000000}
+    first_reads "$reads" "$(cap 90)"
+    if [ ! -s "$work/reads.fq" ]; then
+        say map-chr20 "$t0" "FAIL: the reads were not made"
+        return
+    fi
+    reads=$(($(wc -l <"$work/reads.fq") / 4))
+    what="$reads reads of 100 bases"
+    for mode in 0 2; do
+        local l gw
+        l=$(left)
+        if ((l < 20)); then
+            what="$what; -v $mode not run (time: $l s left)"
+            bad=${bad:-skipped}
+            continue
+        fi
+        # The GPU first, with two thirds of what is left at most.
+        first_map "$mode" gpu "$((l * 2 / 3))"
+        gw=$m_wall
+        local grc=$m_rc gk=$m_kernel
+        l=$(left)
+        if ((grc != 0)); then
+            what="$what; -v $mode gpu rc $grc after $gw s"
+            bad=FAIL
+            continue
+        fi
+        first_map "$mode" cpu "$l"
+        if ((m_rc != 0)); then
+            what="$what; -v $mode gpu $gw s (${gk:-no kernel figure}), cpu rc $m_rc after $m_wall s"
+            bad=${bad:-timeout}
+            continue
+        fi
+        local same
+        if cmp -s "$work/map.$mode.gpu.sam" "$work/map.$mode.cpu.sam"; then
+            same="same SAM"
+        else
+            same="SAM DIFFERS"
+            bad=FAIL
+            {
+                echo "== first differences, -v $mode (gpu <, cpu >)"
+                diff "$work/map.$mode.gpu.sam" "$work/map.$mode.cpu.sam" | head -n 20
+            } >>"$out/chr20.log"
+        fi
+        what="$what; -v $mode gpu $gw s = $(awk -v n="$reads" -v s="$gw" 'BEGIN { printf "%.0f", n / s }') reads/s (kernel ${gk:-no figure}), cpu -t 16 $m_wall s = $(awk -v n="$reads" -v s="$m_wall" 'BEGIN { printf "%.0f", n / s }') reads/s, $same"
+        rm -f "$work/map.$mode.gpu.sam" "$work/map.$mode.cpu.sam"
+    done
+    [ "$gpu" = yes ] || what="$what (no GPU: --device gpu ran on the CPU)"
+    if [ -n "$bad" ]; then
+        say map-chr20 "$t0" "$bad: $what"
+    else
+        say map-chr20 "$t0" "ok: $what"
+    fi
+}
+
+run_first() {
+    local t0
+    t0=$(now)
+    deadline=$(awk -v t="$t0" -v b="${FIRST_BUDGET:-400}" 'BEGIN { printf "%.3f", t + b }')
+    : >"$out/summary.txt"
+    : >"$out/chr20.log"
+    first_info
+    first_tests
+    first_index
+    first_map_step
+    echo "first: $(seconds "$t0" "$(now)") s in all" | tee -a "$out/summary.txt"
+    rm -rf "$work/chr20.fa" "$work/reads.fq" "$work"/*.fmi
+}
+
 # The device tests that run in-process (no fmalign child), smallest first.
 SANITIZED="radix_sort_matches_cpu scans_match_cpu compact_gather_scatter_match_cpu
 maps_match_cpu segmented_sort_matches_cpu merge_matches_cpu mapping_matches_cpu
@@ -279,18 +661,22 @@ case "${1:-}" in
 prepare) prepare ;;
 run)
     case "${2:-}" in
+    first)
+        environment
+        run_first
+        ;;
     tests | bench | scale | sanitize)
         setup
         "run_$2"
         ;;
     *)
-        echo "usage: scripts/gpu-check.sh run tests|bench|scale|sanitize (one device call each)" >&2
+        echo "usage: scripts/gpu-check.sh run first|tests|bench|scale|sanitize (one device call each; first alone fits 15 minutes of device time)" >&2
         exit 2
         ;;
     esac
     ;;
 *)
-    echo "usage: scripts/gpu-check.sh prepare | run tests|bench|scale|sanitize" >&2
+    echo "usage: scripts/gpu-check.sh prepare | run first|tests|bench|scale|sanitize" >&2
     exit 2
     ;;
 esac
