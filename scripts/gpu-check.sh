@@ -268,8 +268,9 @@ run_scale() {
 # ---------------------------------------------------------------------------
 
 now() { date +%s.%N; }
-# Seconds left before the part's deadline (integer, may be negative).
-left() { awk -v d="$deadline" -v t="$(now)" 'BEGIN { printf "%d", d - t }'; }
+# Seconds left before the part's deadline (an integer, at least 1: never
+# `timeout 0`, which is no limit at all).
+left() { awk -v d="$deadline" -v t="$(now)" 'BEGIN { l = int(d - t); printf "%d", l < 1 ? 1 : l }'; }
 # cap N: N, or the seconds left if fewer.
 cap() {
     local l
@@ -300,14 +301,14 @@ first_info() {
     t0=$(now)
     {
         date -u +"date: %Y-%m-%dT%H:%M:%SZ"
-        smi=$(timeout 20 nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap \
+        smi=$(timeout -k 5 20 nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap \
             --format=csv,noheader 2>&1) && [ -n "$smi" ] || smi=""
         echo "nvidia-smi: ${smi:-none ($(command -v nvidia-smi >/dev/null && echo 'no device' || echo 'not installed'))}"
         cc=$(echo "$smi" | head -n 1 | awk -F', ' '{ gsub(/\./, "", $4); print $4 }')
         arch=sm_90
         [[ "$cc" =~ ^[0-9]+$ ]] && arch="sm_$cc"
         echo "gpu-info --arch $arch:"
-        timeout "$(cap 90)" "$fm" gpu-info --arch "$arch" 2>&1
+        timeout -k 5 "$(cap 90)" "$fm" gpu-info --arch "$arch" 2>&1
         echo "gpu-info rc=$?"
     } >"$out/gpu-info.txt"
     cat "$out/gpu-info.txt"
@@ -346,7 +347,7 @@ first_tests() {
         local s0
         s0=$(now)
         echo "== $bin $name (timeout $budget s)" >>"$out/tests.log"
-        timeout "$budget" "$CARRY/bin/$bin" --exact "$name" --test-threads=1 --nocapture >"$work/test.log" 2>&1
+        timeout -k 5 "$budget" "$CARRY/bin/$bin" --exact "$name" --test-threads=1 --nocapture >"$work/test.log" 2>&1
         rc=$?
         cat "$work/test.log" >>"$out/tests.log"
         echo "rc=$rc $name ($(seconds "$s0" "$(now)") s)" >>"$out/tests.log"
@@ -383,7 +384,7 @@ first_tests() {
 first_build() {
     local dev=$1 sa=$2 budget=$3 idx="$work/chr20.$1.$2.fmi" s0
     s0=$(now)
-    timeout "$budget" "${TIME[@]}" -f "%M" -o "$work/rss" "$fm" index -t 16 --device "$dev" \
+    timeout -k 5 "$budget" "${TIME[@]}" -f "%M" -o "$work/rss" "$fm" index -t 16 --device "$dev" \
         --sa "$sa" --stats -p "$idx" "$work/chr20.fa" 2>"$work/err"
     b_rc=$?
     b_wall=$(seconds "$s0" "$(now)")
@@ -403,16 +404,16 @@ first_index() {
     local t0 end what="" bad="" sa
     t0=$(now)
     end=$(awk -v t="$t0" -v b="${FIRST_INDEX_S:-150}" 'BEGIN { printf "%d", t + b }')
-    step_left() { awk -v e="$end" -v t="$(now)" -v l="$(left)" 'BEGIN { b = e - t; if (l < b) b = l; printf "%d", b }'; }
+    step_left() { awk -v e="$end" -v t="$(now)" -v l="$(left)" 'BEGIN { b = int(e - t); if (l < b) b = l; printf "%d", b < 1 ? 1 : b }'; }
     if [ "$gpu" != yes ] && [ -z "${GPU_CHECK_DRY:-}" ]; then
         say index-chr20 "$t0" "skipped: no GPU"
         return
     fi
-    if (($(step_left) < 60)); then
-        say index-chr20 "$t0" "skipped: $(left) s left of the part"
+    if (($(step_left) < 45)); then
+        say index-chr20 "$t0" "skipped: $(step_left) s left for the step, 45 needed"
         return
     fi
-    timeout 60 gzip -dc "$CARRY/data/human_GRCh37_chr20.fa.gz" >"$work/chr20.fa"
+    timeout -k 5 "$(cap 60)" gzip -dc "$CARRY/data/human_GRCh37_chr20.fa.gz" >"$work/chr20.fa"
     first_build cpu libsais "$(($(step_left) - 20))"
     if ((b_rc != 0)); then
         say index-chr20 "$t0" "FAIL: the CPU libsais build (rc $b_rc after $b_wall s)"
@@ -519,14 +520,14 @@ with open(out, "wb") as f:
         for k in range(0, n, len(recs)):
             f.write("".join(f"@r{k + i}\n{s}\n+\n{q}\n" for i, s in enumerate(recs[: n - k])).encode())
 PY
-    timeout "$2" python3 "$work/reads.py" "$work/chr20.fa" "$work/reads.fq" "$1"
+    timeout -k 5 "$2" python3 "$work/reads.py" "$work/chr20.fa" "$work/reads.fq" "$1"
 }
 
 # map MODE DEVICE BUDGET: map the reads; sets m_rc, m_wall, m_kernel.
 first_map() {
     local mode=$1 dev=$2 budget=$3 s0
     s0=$(now)
-    timeout "$budget" "$fm" map -t 16 --device "$dev" -v "$mode" \
+    timeout -k 5 "$budget" "$fm" map -t 16 --device "$dev" -v "$mode" \
         "$work/chr20.cpu.libsais.fmi" "$work/reads.fq" 2>"$work/err" | grep -v '^@PG' >"$work/map.$mode.$dev.sam"
     m_rc=${PIPESTATUS[0]}
     m_wall=$(seconds "$s0" "$(now)")
@@ -551,7 +552,7 @@ first_map_step() {
         return
     fi
     if ((end < 40)); then
-        say map-chr20 "$t0" "skipped: $end s left of the part"
+        say map-chr20 "$t0" "skipped: $end s left of the part, 40 needed"
         return
     fi
     reads=${FIRST_READS:-4000000}
@@ -578,6 +579,11 @@ first_map_step() {
         if ((grc != 0)); then
             what="$what; -v $mode gpu rc $grc after $gw s"
             bad=FAIL
+            continue
+        fi
+        if ((l < 5)); then
+            what="$what; -v $mode gpu $gw s (${gk:-no kernel figure}), cpu not run (time)"
+            bad=${bad:-skipped}
             continue
         fi
         first_map "$mode" cpu "$l"
