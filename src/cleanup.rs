@@ -117,8 +117,11 @@ impl Output {
             });
         };
         let name = path.display().to_string();
-        let path = &follow_links(path);
-        if path.exists() && !path.is_file() {
+        // Not a regular file (a pipe, `/dev/stdout`, a FIFO, a terminal,
+        // `/dev/null`): written in place, opened by the name given, which
+        // the kernel resolves as a shell's `>` does (`/dev/stdout` is a
+        // link to `/proc/self/fd/1`, whose target `pipe:[N]` is no path).
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
             let f = std::fs::OpenOptions::new()
                 .write(true)
                 .open(path)
@@ -129,6 +132,7 @@ impl Output {
                 rename: None,
             });
         }
+        let path = &follow_links(path);
         let tmp = TempFile::register(temp_path(path));
         // Errors name the file asked for, not the temporary one beside it.
         let f = File::create(tmp.path()).map_err(|e| Error::io(path, e))?;
@@ -165,9 +169,12 @@ impl Output {
 /// points). Outputs are written beside their final name and renamed into
 /// place, which would replace a link with a plain file and leave its target
 /// as it was; writing to the target keeps the link, as `>` in a shell does.
+/// A link to what is not a regular file (`/dev/stdout` into a pipe) is
+/// left as it is: such outputs are opened by their name and written in
+/// place.
 pub fn follow_links(path: &Path) -> PathBuf {
     let is_link = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
-    if !is_link(path) {
+    if !is_link(path) || std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
         return path.to_owned();
     }
     if let Ok(p) = std::fs::canonicalize(path) {
@@ -184,6 +191,123 @@ pub fn follow_links(path: &Path) -> PathBuf {
         }
     }
     p
+}
+
+/// What a path names, to tell whether two names are one file.
+#[derive(Debug, PartialEq, Eq)]
+enum FileId {
+    /// `-`: the standard stream.
+    Stdio,
+    /// A terminal, `/dev/null` or another device: any number of outputs
+    /// may share it.
+    Device,
+    /// An existing file, pipe or directory, through links and hard links.
+    Inode(u64, u64),
+    /// What is not there yet: the absolute path it will have, links and
+    /// the directory resolved.
+    New(PathBuf),
+}
+
+fn file_id(path: &Path) -> FileId {
+    if path == Path::new("-") {
+        return FileId::Stdio;
+    }
+    match std::fs::metadata(path) {
+        #[cfg(unix)]
+        Ok(m) => {
+            use std::os::unix::fs::{FileTypeExt, MetadataExt};
+            let t = m.file_type();
+            if t.is_char_device() || t.is_block_device() {
+                FileId::Device
+            } else {
+                FileId::Inode(m.dev(), m.ino())
+            }
+        }
+        #[cfg(not(unix))]
+        Ok(_) => FileId::New(std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned())),
+        Err(_) => {
+            let p = follow_links(path);
+            let dir = match p.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            match (std::fs::canonicalize(dir), p.file_name()) {
+                (Ok(d), Some(name)) => FileId::New(d.join(name)),
+                _ => FileId::New(p),
+            }
+        }
+    }
+}
+
+/// Whether two paths name one file: the same path, or the same device and
+/// inode (through a link or another spelling of the path). `-` (a standard
+/// stream) is no file.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    if a == b {
+        return true;
+    }
+    let x = file_id(a);
+    matches!(x, FileId::Inode(..)) && x == file_id(b)
+}
+
+/// Refuses, before any work, an output that is one of the inputs or that
+/// another output also names: through symbolic links, hard links and other
+/// spellings of a path (the same device and inode), and for outputs not yet
+/// there, the same directory and name. Each entry is the option that named
+/// the file (`-o`, `--un`, `the reads`) and its path; `-` is stdout among
+/// the outputs (two outputs cannot both be stdout) and stdin among the
+/// inputs (never a file). Devices (`/dev/null`, a terminal) may be shared.
+pub fn check_outputs(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) -> Result<()> {
+    let ins: Vec<FileId> = inputs
+        .iter()
+        .map(|(_, p)| match file_id(p) {
+            FileId::Stdio | FileId::Device => FileId::Device,
+            id => id,
+        })
+        .collect();
+    let mut seen: Vec<(FileId, &str, &Path)> = Vec::new();
+    for &(opt, out) in outputs {
+        let id = file_id(out);
+        if id == FileId::Device {
+            continue;
+        }
+        if let Some(i) = ins.iter().position(|x| *x == id) {
+            let (what, input) = inputs[i];
+            return Err(Error::Usage(format!(
+                "{opt} {}: this is {what} {}; writing there would destroy it",
+                out.display(),
+                input.display()
+            )));
+        }
+        if let Some((_, other, path)) = seen.iter().find(|(x, _, _)| *x == id) {
+            let name = |p: &Path| {
+                if p == Path::new("-") {
+                    "- (stdout)".to_owned()
+                } else {
+                    p.display().to_string()
+                }
+            };
+            return Err(Error::Usage(format!(
+                "{other} {} and {opt} {} are the same file; give each output a name of its own",
+                name(path),
+                name(out)
+            )));
+        }
+        seen.push((id, opt, out));
+    }
+    Ok(())
+}
+
+/// Fails now, rather than after the work, when `out` cannot be created:
+/// its directory is missing or not writable. Makes and removes the
+/// temporary file the output will be written through.
+pub fn check_writable(out: &Path) -> Result<()> {
+    if std::fs::metadata(out).is_ok_and(|m| !m.is_file()) {
+        return Ok(());
+    }
+    let tmp = TempFile::register(temp_path(&follow_links(out)));
+    File::create(tmp.path()).map_err(|e| Error::io(out, e))?;
+    Ok(())
 }
 
 /// `.NAME.tmp.PID` beside `out`.

@@ -87,15 +87,20 @@ fn is_bgzf(head: &[u8]) -> bool {
 /// Whether `path` is a BGZF file without the end-of-file block: cut short
 /// at a block boundary (a killed `bgzip`), which inflates without an error
 /// to a text that simply ends early. samtools warns of the same. `false`
-/// for anything else, and for what cannot be seeked (a pipe).
+/// for anything else, and for what is not a regular file: a named pipe or
+/// a device is never opened here, since opening and closing a FIFO to peek
+/// at it loses what its writer sent (and may block), and the reads must be
+/// opened once, by their reader.
 pub fn bgzf_lacks_eof(path: &Path) -> bool {
     use std::io::{Seek, SeekFrom};
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     let Ok(mut f) = std::fs::File::open(path) else {
         return false;
     };
     let mut head = [0u8; 16];
-    let regular = f.metadata().is_ok_and(|m| m.is_file());
-    if !regular || read_up_to(&mut f, &mut head).ok() != Some(16) || !is_bgzf(&head) {
+    if read_up_to(&mut f, &mut head).ok() != Some(16) || !is_bgzf(&head) {
         return false;
     }
     let mut tail = [0u8; 28];

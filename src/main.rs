@@ -184,6 +184,7 @@ fn run_map(a: MapArgs) -> Result<()> {
     let pairing = a.pairing()?;
     let t = Instant::now();
     let index_path = resolve_index(&a.index)?;
+    let sam_path = map_output(&a, &index_path)?;
     let index = Index::open(&index_path)?;
     log(
         a.quiet,
@@ -203,7 +204,7 @@ fn run_map(a: MapArgs) -> Result<()> {
         use fmalign::fastq::{PairSource, ReadSource};
         let one = ReadSource::open(&a.reads, a.threads)?;
         match (&a.reads2, pairing) {
-            (Some(two), _) if same_file(two, &a.reads) => {
+            (Some(two), _) if fmalign::cleanup::same_file(two, &a.reads) => {
                 anyhow::bail!(
                     "READS and READS2 are the same file; for one file of pairs use --interleaved"
                 )
@@ -238,7 +239,7 @@ fn run_map(a: MapArgs) -> Result<()> {
     let cl = cli::command_line();
     let paired = source.pairing().is_some();
     let mut copies = ReadCopies::open(&a, paired)?;
-    let mut output = Output::create(map_output(&a, &index_path)?.as_deref())?;
+    let mut output = Output::create(sam_path.as_deref())?;
     let name = output.name().to_owned();
     let writer = std::io::BufWriter::with_capacity(1 << 20, output.writer());
     let mut copy = |aligned: bool, mate: usize, fastq: &[u8]| copies.write(aligned, mate, fastq);
@@ -325,8 +326,9 @@ impl CopyFile {
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
             .then(|| flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default()));
+        let stdout = path == Path::new("-");
         Ok(CopyFile {
-            out: Output::create(Some(path))?,
+            out: Output::create((!stdout).then_some(path))?,
             gz,
         })
     }
@@ -540,63 +542,62 @@ fn main() {
 /// The file `index` writes: `-p` (or the default), through a symbolic link
 /// to its target; an error before any work when it is not a regular file
 /// (the index is written beside it and renamed into place, which would
-/// replace a FIFO or a device) or is the reference itself.
+/// replace a FIFO or a device), is the reference itself, or cannot be
+/// created (a missing or read-only directory).
 fn index_output(a: &IndexArgs) -> Result<PathBuf> {
+    if a.reference == Path::new("-") {
+        anyhow::bail!(
+            "-: the reference must be a file (it is read more than once, and the index is named after it); save it to a file first"
+        );
+    }
     let asked = a.out();
     let out = fmalign::cleanup::follow_links(&asked);
-    if out.exists() && !out.is_file() {
+    if std::fs::metadata(&out).is_ok_and(|m| !m.is_file()) {
         anyhow::bail!(
             "{}: not a regular file; the index is written as a file beside it and renamed into place, so -p must name a file",
             asked.display()
         );
     }
-    if same_file(&out, &a.reference) {
-        anyhow::bail!(
-            "{}: this is the reference FASTA itself; writing the index there would destroy it (-p names the index file, e.g. {})",
-            asked.display(),
-            fmalign::index::default_path(&a.reference).display()
-        );
-    }
+    fmalign::cleanup::check_outputs(&[("-p", &asked)], &[("the reference", &a.reference)])
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "{e} (-p names the index file, e.g. {})",
+                fmalign::index::default_path(&a.reference).display()
+            )
+        })?;
+    fmalign::cleanup::check_writable(&out)?;
     Ok(out)
 }
 
-/// The file `map` writes (`-o`; `-`: stdout, as samtools), checked not to
-/// be one of its inputs: the SAM is written beside it and renamed over it at
-/// the end, which would destroy the index or the reads.
+/// The file `map` writes (`-o`; `-` or none: stdout, as samtools), after
+/// every output (`-o`, `--un`, `--al`, `--un-conc`, `--al-conc`) is checked
+/// against every input (the index, INDEX as given, the reads) and against
+/// each other: an output is written beside its name and renamed over it at
+/// the end, which would destroy an input, and two outputs of one name
+/// would share a temporary file.
 fn map_output(a: &MapArgs, index: &Path) -> Result<Option<PathBuf>> {
-    let Some(asked) = a.output.as_deref().filter(|&p| p != Path::new("-")) else {
-        return Ok(None);
-    };
-    // `same_file` compares what links point to.
-    let inputs = [Some(index), Some(a.reads.as_path()), a.reads2.as_deref()];
-    for input in inputs.into_iter().flatten() {
-        if same_file(asked, input) {
-            anyhow::bail!(
-                "-o {}: this is the input {}; the output would destroy it",
-                asked.display(),
-                input.display()
-            );
+    let stdout = Path::new("-");
+    let sam = a.output.as_deref().unwrap_or(stdout);
+    let sam_opt = if a.output.is_some() { "-o" } else { "the SAM" };
+    let mut outputs: Vec<(&str, PathBuf)> = vec![(sam_opt, sam.to_owned())];
+    for (opt, path) in [("--un", &a.un), ("--al", &a.al)] {
+        if let Some(p) = path {
+            outputs.push((opt, p.clone()));
         }
     }
-    Ok(Some(asked.to_owned()))
-}
-
-/// Whether two read paths name one file: the same path, or (on Unix) the
-/// same device and inode, through a link or another spelling of the path.
-fn same_file(a: &Path, b: &Path) -> bool {
-    if a == b {
-        return true;
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let stdin = Path::new("-");
-        if a != stdin
-            && b != stdin
-            && let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b))
-        {
-            return x.dev() == y.dev() && x.ino() == y.ino();
+    for (opt, path) in [("--un-conc", &a.un_conc), ("--al-conc", &a.al_conc)] {
+        if let Some(p) = path {
+            outputs.extend([1, 2].map(|m| (opt, mate_path(p, m))));
         }
     }
-    false
+    let outputs: Vec<(&str, &Path)> = outputs.iter().map(|(o, p)| (*o, p.as_path())).collect();
+    let mut inputs = vec![("the index", index), ("the reads", a.reads.as_path())];
+    if a.index != index {
+        inputs.push(("the reference", a.index.as_path()));
+    }
+    if let Some(two) = &a.reads2 {
+        inputs.push(("the mates' reads", two.as_path()));
+    }
+    fmalign::cleanup::check_outputs(&outputs, &inputs)?;
+    Ok((sam != stdout).then(|| sam.to_owned()))
 }

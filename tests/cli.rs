@@ -759,12 +759,12 @@ fn outputs_never_replace_inputs_or_links() {
     };
     refused(
         &["index", "-q", "-p", "lambda_virus.fa", "lambda_virus.fa"],
-        "reference FASTA itself",
+        "this is the reference",
     );
     std::os::unix::fs::symlink("lambda_virus.fa", d.join("ref.link")).unwrap();
     refused(
         &["index", "-q", "-p", "ref.link", "lambda_virus.fa"],
-        "reference FASTA itself",
+        "this is the reference",
     );
     assert!(std::fs::read(d.join("lambda_virus.fa")).unwrap() == fa);
     std::fs::create_dir(d.join("store")).unwrap();
@@ -801,7 +801,7 @@ fn outputs_never_replace_inputs_or_links() {
     let idx = std::fs::read(d.join("lambda_virus.fa.fmi")).unwrap();
     refused(
         &["map", "-q", "-o", "r.fq", "lambda_virus.fa.fmi", "r.fq"],
-        "the input",
+        "would destroy it",
     );
     refused(
         &[
@@ -812,7 +812,7 @@ fn outputs_never_replace_inputs_or_links() {
             "lambda_virus.fa",
             "r.fq",
         ],
-        "the input",
+        "would destroy it",
     );
     assert!(std::fs::read(d.join("r.fq")).unwrap() == fq);
     assert!(std::fs::read(d.join("lambda_virus.fa.fmi")).unwrap() == idx);
@@ -835,6 +835,188 @@ fn outputs_never_replace_inputs_or_links() {
     let meta = std::fs::symlink_metadata(d.join("out.sam")).unwrap();
     assert!(meta.file_type().is_symlink(), "the link was replaced");
     assert!(without_pg(&std::fs::read(d.join("store/out.sam")).unwrap()) == without_pg(&plain));
+}
+
+/// Every output (`-o`, `--un`, `--al`, `--un-conc`, `--al-conc`) is
+/// checked against every input (the reads, the mates, the index, the FASTA
+/// INDEX was given as) through links and hard links, and against the other
+/// outputs, before any work: the inputs stay byte for byte, and no file is
+/// left behind. Outputs that are pipes or devices are written in place:
+/// `-o /dev/stdout` into a pipe, `--un /dev/stdout`, several outputs to
+/// /dev/null.
+#[cfg(unix)]
+#[test]
+fn every_output_is_checked_against_every_input() {
+    let (dir, refs) = setup("lambda_virus.fa");
+    let d = dir.path();
+    run_ok(d, &["index", "-q", "lambda_virus.fa"], None);
+    let mut rng = Rng::new(39);
+    let mut reads = common::sample_reads(&mut rng, &refs, 40);
+    // Some reads that map nowhere, for --un.
+    for (i, r) in reads.iter_mut().enumerate().take(10) {
+        r.seq = (0..r.seq.len())
+            .map(|k| b"ACGT"[((k * 7 + i * 3) % 4) ^ ((k / 5) % 2)])
+            .collect();
+    }
+    let fq = common::fastq_text(&reads);
+    for name in ["r.fq", "s_1.fq", "s_2.fq"] {
+        std::fs::write(d.join(name), &fq).unwrap();
+    }
+    std::os::unix::fs::symlink("r.fq", d.join("link.fq")).unwrap();
+    std::fs::hard_link(d.join("r.fq"), d.join("hard.fq")).unwrap();
+    let before = common::list_dir(d);
+    let contents: Vec<Vec<u8>> = before
+        .iter()
+        .map(|n| std::fs::read(d.join(n)).unwrap_or_default())
+        .collect();
+    let refused = |args: &[&str], says: &str| {
+        let out = common::run_in(d, args, None);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code() == Some(1) && err.contains(says) && out.stdout.is_empty(),
+            "{}",
+            common::describe(args, &out)
+        );
+    };
+    let fa = "lambda_virus.fa";
+    let fmi = "lambda_virus.fa.fmi";
+    let destroy = "writing there would destroy it";
+    let same = "are the same file";
+    refused(&["map", "-q", "--un", "r.fq", fa, "r.fq"], destroy);
+    refused(&["map", "-q", "--al", "hard.fq", fa, "r.fq"], destroy);
+    refused(&["map", "-q", "--un", "link.fq", fa, "r.fq"], destroy);
+    refused(&["map", "-q", "--un", fmi, fa, "r.fq"], destroy);
+    refused(&["map", "-q", "--al", fa, fa, "r.fq"], destroy);
+    refused(&["map", "-q", "-o", fa, fa, "r.fq"], destroy);
+    refused(&["map", "-q", "-o", "hard.fq", fmi, "link.fq"], destroy);
+    refused(
+        &["map", "-q", "--un-conc", "s_%.fq", fa, "s_1.fq", "s_2.fq"],
+        destroy,
+    );
+    refused(
+        &["map", "-q", "--al-conc", "s_%.fq", fa, "r.fq", "s_1.fq"],
+        destroy,
+    );
+    refused(
+        &["map", "-q", "--un", "o.sam", "-o", "o.sam", fa, "r.fq"],
+        same,
+    );
+    refused(
+        &["map", "-q", "--un", "u.fq", "--al", "./u.fq", fa, "r.fq"],
+        same,
+    );
+    refused(&["map", "-q", "--un", "-", fa, "r.fq"], same);
+    refused(
+        &[
+            "map",
+            "-q",
+            "--un-conc",
+            "p.fq",
+            "--al-conc",
+            "p.fq",
+            fa,
+            "s_1.fq",
+            "s_2.fq",
+        ],
+        same,
+    );
+    assert_eq!(common::list_dir(d), before, "a file was left");
+    for (n, c) in before.iter().zip(&contents) {
+        assert!(
+            std::fs::read(d.join(n)).unwrap_or_default() == *c,
+            "{n} changed"
+        );
+    }
+    // Pipes and devices are written in place (run_in's stdout is a pipe).
+    let plain = stdout_of(d, &["map", "-q", fmi, "r.fq"]);
+    let piped = stdout_of(d, &["map", "-q", "-o", "/dev/stdout", fmi, "r.fq"]);
+    assert!(without_pg(&piped) == without_pg(&plain), "-o /dev/stdout");
+    run_ok(
+        d,
+        &["map", "-q", "--un", "un.fq", "-o", "/dev/null", fmi, "r.fq"],
+        None,
+    );
+    let un = stdout_of(
+        d,
+        &[
+            "map",
+            "-q",
+            "--un",
+            "/dev/stdout",
+            "-o",
+            "/dev/null",
+            fmi,
+            "r.fq",
+        ],
+    );
+    assert!(
+        !un.is_empty() && un == std::fs::read(d.join("un.fq")).unwrap(),
+        "--un /dev/stdout"
+    );
+    run_ok(
+        d,
+        &[
+            "map",
+            "-q",
+            "--un",
+            "/dev/null",
+            "--al",
+            "/dev/null",
+            "-o",
+            "/dev/null",
+            fmi,
+            "r.fq",
+        ],
+        None,
+    );
+}
+
+/// Both mates from named pipes: each input is opened once (nothing opens
+/// a FIFO to peek at it, which would lose what its writer sent or block),
+/// and the SAM is the one from the files.
+#[cfg(unix)]
+#[test]
+fn mates_from_named_pipes() {
+    let (dir, refs) = setup("lambda_virus.fa");
+    let d = dir.path();
+    run_ok(d, &["index", "-q", "lambda_virus.fa"], None);
+    // 100-base windows: more than a pipe holds (64 KiB), quick to map.
+    let seq = &refs[0].seq;
+    let reads: Vec<FqRead> = (0..3000)
+        .map(|i| FqRead {
+            name: format!("p{i}"),
+            seq: seq[i * 13..i * 13 + 100].to_vec(),
+            qual: vec![b'I'; 100],
+        })
+        .collect();
+    let fq = common::fastq_text(&reads);
+    std::fs::write(d.join("a.fq"), &fq).unwrap();
+    std::fs::write(d.join("b.fq"), &fq).unwrap();
+    let want = stdout_of(d, &["map", "-q", "lambda_virus.fa.fmi", "a.fq", "b.fq"]);
+    for round in 0..5 {
+        for f in ["f1", "f2"] {
+            let _ = std::fs::remove_file(d.join(f));
+            let ok = std::process::Command::new("mkfifo").arg(d.join(f)).status();
+            if !ok.is_ok_and(|s| s.success()) {
+                return;
+            }
+        }
+        let writers: Vec<_> = ["f1", "f2"]
+            .iter()
+            .map(|f| {
+                let (path, text) = (d.join(f), fq.clone());
+                std::thread::spawn(move || std::fs::write(path, text))
+            })
+            .collect();
+        let got = stdout_of(d, &["map", "-q", "lambda_virus.fa.fmi", "f1", "f2"]);
+        for w in writers {
+            w.join().unwrap().unwrap();
+        }
+        assert!(
+            without_pg(&got) == without_pg(&want),
+            "round {round}: the SAM differs"
+        );
+    }
 }
 
 /// Single reads are named in SAM as bwa names them: a trailing `/1` or
