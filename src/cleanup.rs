@@ -331,12 +331,21 @@ fn forget(list: &mut Vec<PathBuf>, path: &Path) {
     }
 }
 
-/// On SIGINT, SIGTERM or SIGHUP: remove the live temporary files, then end
+/// The signals whose default action ends the process and that users or
+/// batch schedulers send to end a job: interrupt, terminate, hang-up, the
+/// user signals, an alarm and the CPU-time limit (SGE, Slurm and LSF send
+/// SIGUSR1, SIGUSR2 or SIGXCPU ahead of SIGKILL). SIGQUIT is left alone:
+/// it is asked for a core dump.
+pub const ENDING_SIGNALS: [i32; 7] = {
+    use signal_hook::consts::*;
+    [SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGXCPU]
+};
+
+/// On any of [`ENDING_SIGNALS`]: remove the live temporary files, then end
 /// the process as the signal would have (exit status 128 + signal in a
 /// shell). Called once, at the start of `main`.
 pub fn remove_on_signal() -> io::Result<()> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    let mut signals = signal_hook::iterator::Signals::new(ENDING_SIGNALS)?;
     std::thread::Builder::new()
         .name("signals".into())
         .spawn(move || {

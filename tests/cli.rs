@@ -1019,6 +1019,45 @@ fn mates_from_named_pipes() {
     }
 }
 
+/// `-t` beyond the CPUs the process may run on is capped to them, said
+/// once on stderr (without -q), and changes nothing in the output.
+#[test]
+fn threads_beyond_the_cpus_are_capped() {
+    let (dir, refs) = setup("lambda_virus.fa");
+    let d = dir.path();
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    let many = (cpus * 1000).to_string();
+    let out = run_ok(
+        d,
+        &["index", "-t", &many, "-p", "a.fmi", "lambda_virus.fa"],
+        None,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    let said = format!("-t {many}: this process may run on {cpus} CPUs; using {cpus} threads");
+    assert_eq!(err.matches(&said).count(), 1, "{err}");
+    run_ok(
+        d,
+        &["index", "-q", "-t", "1", "-p", "b.fmi", "lambda_virus.fa"],
+        None,
+    );
+    assert!(std::fs::read(d.join("a.fmi")).unwrap() == std::fs::read(d.join("b.fmi")).unwrap());
+    let reads = common::sample_reads(&mut Rng::new(5), &refs, 200);
+    std::fs::write(d.join("r.fq"), common::fastq_text(&reads)).unwrap();
+    let out = run_ok(d, &["map", "-t", &many, "a.fmi", "r.fq"], None);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).matches(&said).count(),
+        1
+    );
+    let one = stdout_of(d, &["map", "-q", "-t", "1", "a.fmi", "r.fq"]);
+    assert!(without_pg(&out.stdout) == without_pg(&one));
+    let quiet = run_ok(d, &["map", "-q", "-t", &many, "a.fmi", "r.fq"], None);
+    assert!(
+        quiet.stderr.is_empty(),
+        "-q: {}",
+        String::from_utf8_lossy(&quiet.stderr)
+    );
+}
+
 /// Single reads are named in SAM as bwa names them: a trailing `/1` or
 /// `/2` dropped (other suffixes kept), so mates mapped one file at a time
 /// share their QNAME; in every mode.
