@@ -372,8 +372,8 @@ pub fn build_and_write(reference: Reference, cfg: &IndexConfig, out: &Path) -> R
 /// ([`crate::scan::read_packed`]) and writes it to `out`: the
 /// whole-text build when its [`memory_estimate`] fits `max_memory`, else
 /// (or when `max_part`/`dcv` ask for it) the build in parts of
-/// [`bounded`], within the limit; below [`bounded::floor`] an error with
-/// the figures. The bytes are the same either way. `progress` is called
+/// [`bounded`], within the limit; below [`bounded::least_limit`] an error
+/// with the figures. The bytes are the same either way. `progress` is called
 /// after each part of a build in parts ([`bounded::Progress`]).
 pub fn build_file(
     reference: Reference<PackedText>,
@@ -390,17 +390,29 @@ pub fn build_file(
         return build_and_write(reference.unpacked(), cfg, out);
     }
     let Some(plan) = bounded::plan(n, wide, cfg.max_memory, cfg.max_part, cfg.dcv) else {
-        // The least of the two builds (a small genome's whole-text build
+        // The least limit that would succeed: of the build in parts with
+        // the options given (forced parts can need more than the floor),
+        // and unforced, of the whole-text build too (a small genome's
         // needs less than the parts' fixed cost).
-        let floor = bounded::floor(n, wide);
-        let least = if forced { floor } else { floor.min(need) };
+        let Some(parts) = bounded::least_limit(n, wide, cfg.max_part, cfg.dcv) else {
+            return Err(Error::Usage(format!(
+                "no build in parts of {n} unambiguous bases meets --max-part/--dcv within any memory limit; leave them out"
+            )));
+        };
+        let least = if forced { parts } else { parts.min(need) };
+        let hum = crate::mem::human_bytes;
+        // Rounded up, so that the figure stated is enough.
+        let stated = hum(least.div_ceil(1 << 20) << 20);
         return Err(Error::Usage(format!(
-            "building the index of {n} unambiguous bases needs at least {} of memory (whole-text: {}; in parts: {:.2} bytes per base + {}), more than the limit of {} (--max-memory; default: 90% of the memory available); raise it, or build with --distributed on several machines",
-            crate::mem::human_bytes(least),
-            crate::mem::human_bytes(need),
-            bounded::FLOOR_BYTES_PER_BASE,
-            crate::mem::human_bytes(bounded::FIXED),
-            crate::mem::human_bytes(cfg.max_memory.unwrap_or(0)),
+            "building the index of {n} unambiguous bases needs at least {stated} of memory (whole-text: {}; in parts{}: {}), more than the limit of {} (--max-memory; default: 90% of the memory available, within the process's limits); raise it, or build with --distributed on several machines",
+            hum(need),
+            if forced {
+                ", as --max-part/--dcv ask"
+            } else {
+                ""
+            },
+            hum(parts),
+            hum(cfg.max_memory.unwrap_or(0)),
         )));
     };
     let pool = crate::thread_pool(cfg.threads)?;

@@ -109,6 +109,27 @@ pub fn floor(n: u64, wide: bool) -> u64 {
         .expect("periods")
 }
 
+/// The least limit under which [`plan`] finds a build in parts with these
+/// `max_part` and `v` (forced or not): what an error should state, since
+/// forced values can need more than [`floor`]. `None` when no limit does.
+pub fn least_limit(n: u64, wide: bool, max_part: Option<u64>, v: Option<usize>) -> Option<u64> {
+    let fits = |limit: u64| plan(n, wide, Some(limit), max_part, v).is_some();
+    if !fits(u64::MAX) {
+        return None;
+    }
+    // The plans grow with the limit: the least limit that fits, by halves.
+    let (mut lo, mut hi) = (0u64, u64::MAX);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
+}
+
 /// The share of a limit that parts are not sized into: what no plan
 /// counts (the allocator's slack, page tables). Measured peaks have come
 /// within 1% of their plans since `alloc::trim` (docs/BENCHMARKS.md).
