@@ -15,15 +15,138 @@
 //!   the TLB (in a virtual machine a miss walks two page tables). Huge pages
 //!   cover 512 times more per TLB entry.
 //!
+//! **Out of memory.** An allocation the system refuses (a process limit,
+//! `ulimit -v`, as batch schedulers set h_vmem; memory overcommit off)
+//! does not abort with Rust's "memory allocation failed": [`BigPages`]
+//! writes an error that says what to raise, marks the process
+//! ([`out_of_memory`]) and raises SIGTERM, whose handler
+//! (`cleanup::remove_on_signal`) removes the temporary outputs and exits
+//! with status 1. [`fit_address_space_limit`] keeps glibc's per-thread
+//! arenas, 64 MiB of address space each, from spending such a limit.
+//!
 //! Where the kernel does not give huge pages on request
 //! (`/sys/kernel/mm/transparent_hugepage/enabled` = `never`) the advice is
 //! ignored and only the first reason remains. Other systems than Linux use
 //! the system allocator for everything.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Blocks at least this large are mapped on their own.
 pub const BIG: usize = 4 << 20;
+
+/// Set when an allocation failed (the process is ending).
+static OUT_OF_MEMORY: AtomicBool = AtomicBool::new(false);
+
+/// Whether an allocation failed: the process is ending with the error
+/// [`BigPages`] wrote, and should exit with status 1.
+pub fn out_of_memory() -> bool {
+    OUT_OF_MEMORY.load(Ordering::SeqCst)
+}
+
+/// Formats into a buffer on the stack (no allocation: the allocator has
+/// just failed).
+struct StackText {
+    buf: [u8; 512],
+    len: usize,
+}
+
+impl std::fmt::Write for StackText {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let room = self.buf.len() - self.len;
+        let k = s.len().min(room);
+        self.buf[self.len..self.len + k].copy_from_slice(&s.as_bytes()[..k]);
+        self.len += k;
+        Ok(())
+    }
+}
+
+/// An allocation of `size` bytes failed: the error on stderr (once), then
+/// SIGTERM for the signal handler to clean up and exit 1; this thread
+/// waits for that (returning null would abort).
+#[cold]
+#[inline(never)]
+fn failed(size: usize) -> ! {
+    use std::fmt::Write;
+    if !OUT_OF_MEMORY.swap(true, Ordering::SeqCst) {
+        let mut t = StackText {
+            buf: [0; 512],
+            len: 0,
+        };
+        let _ = write!(
+            t,
+            "fmalign: error: out of memory: {:.1} MiB could not be allocated",
+            size as f64 / (1u64 << 20) as f64
+        );
+        #[cfg(unix)]
+        for (resource, what) in [
+            (libc::RLIMIT_AS as i32, "address space (ulimit -v)"),
+            (libc::RLIMIT_DATA as i32, "data (ulimit -d)"),
+        ] {
+            let mut r = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            // SAFETY: getrlimit writes the one struct it is given.
+            let ok = unsafe { libc::getrlimit(resource as _, &mut r) } == 0;
+            if ok && r.rlim_cur != libc::RLIM_INFINITY {
+                let _ = write!(
+                    t,
+                    "; the process's {what} is limited to {:.1} MiB",
+                    r.rlim_cur as f64 / (1u64 << 20) as f64
+                );
+            }
+        }
+        let _ = writeln!(
+            t,
+            "; raise the limit (ulimit, or the memory a batch job asks for), or ask for less (index --max-memory, map -K or -t)"
+        );
+        #[cfg(unix)]
+        // SAFETY: write(2) and raise(3) of a buffer on this stack.
+        unsafe {
+            libc::write(libc::STDERR_FILENO, t.buf.as_ptr().cast(), t.len);
+            libc::raise(libc::SIGTERM);
+        }
+    }
+    #[cfg(unix)]
+    loop {
+        // SAFETY: pause(2) only waits for a signal.
+        unsafe { libc::pause() };
+    }
+    #[cfg(not(unix))]
+    std::process::exit(1)
+}
+
+/// `p`, or the end of the process with an error if it is null.
+#[inline]
+fn checked(p: *mut u8, size: usize) -> *mut u8 {
+    if p.is_null() {
+        failed(size)
+    }
+    p
+}
+
+/// Under a process address-space limit (`RLIMIT_AS`), one malloc arena
+/// instead of glibc's one per thread, each of which reserves 64 MiB of
+/// address space: with 6 threads a third of a 1 GB limit went to arenas
+/// (blocks of [`BIG`] bytes and more are mapped on their own anyway). Call
+/// at the start of `main`, before any thread. A no-op elsewhere.
+pub fn fit_address_space_limit() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let mut r = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the one struct it is given; mallopt
+        // takes two integers.
+        unsafe {
+            if libc::getrlimit(libc::RLIMIT_AS, &mut r) == 0 && r.rlim_cur != libc::RLIM_INFINITY {
+                libc::mallopt(libc::M_ARENA_MAX, 1);
+            }
+        }
+    }
+}
 
 /// See the module documentation. Install with
 /// `#[global_allocator] static A: fmalign::alloc::BigPages = fmalign::alloc::BigPages;`.
@@ -63,23 +186,25 @@ mod imp {
 
     unsafe impl GlobalAlloc for BigPages {
         unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-            if big(l.size(), l.align()) {
+            let p = if big(l.size(), l.align()) {
                 // SAFETY: see `map`.
                 unsafe { map(l.size()) }
             } else {
                 // SAFETY: forwarded with the caller's layout.
                 unsafe { System.alloc(l) }
-            }
+            };
+            checked(p, l.size())
         }
 
         unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-            if big(l.size(), l.align()) {
+            let p = if big(l.size(), l.align()) {
                 // SAFETY: a fresh anonymous mapping reads as zeros.
                 unsafe { map(l.size()) }
             } else {
                 // SAFETY: forwarded with the caller's layout.
                 unsafe { System.alloc_zeroed(l) }
-            }
+            };
+            checked(p, l.size())
         }
 
         unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
@@ -97,14 +222,14 @@ mod imp {
             let (was, is) = (big(l.size(), l.align()), big(new, l.align()));
             if !was && !is {
                 // SAFETY: forwarded; both sizes belong to System.
-                return unsafe { System.realloc(p, l, new) };
+                return checked(unsafe { System.realloc(p, l, new) }, new);
             }
             if was && is {
                 // SAFETY: `p` is our mapping of `l.size()` bytes; the kernel
                 // moves or resizes it, keeping the contents and the advice.
                 let q = unsafe { libc::mremap(p.cast(), l.size(), new, libc::MREMAP_MAYMOVE) };
                 if q == libc::MAP_FAILED {
-                    return std::ptr::null_mut();
+                    failed(new);
                 }
                 // SAFETY: advice on our own mapping.
                 unsafe { libc::madvise(q, new, libc::MADV_HUGEPAGE) };

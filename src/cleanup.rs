@@ -350,12 +350,27 @@ pub fn remove_on_signal() -> io::Result<()> {
         .name("signals".into())
         .spawn(move || {
             if let Some(sig) = signals.forever().next() {
-                let list = live();
-                for p in list.iter() {
+                let oom = crate::alloc::out_of_memory();
+                // A thread whose allocation failed may hold the list's
+                // lock (it was growing it): then wait a second at most.
+                let list = if oom {
+                    (0..100).find_map(|_| match LIVE.try_lock() {
+                        Ok(l) => Some(l),
+                        Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+                        Err(std::sync::TryLockError::WouldBlock) => {
+                            std::thread::sleep(std::time::Duration::from_millis(10));
+                            None
+                        }
+                    })
+                } else {
+                    Some(live())
+                };
+                for p in list.iter().flat_map(|l| l.iter()) {
                     let _ = std::fs::remove_file(p);
                 }
-                if BUS_ERROR.load(Ordering::SeqCst) {
-                    // exit_on_sigbus raised this signal after its message.
+                if BUS_ERROR.load(Ordering::SeqCst) || oom {
+                    // exit_on_sigbus, or the allocator out of memory,
+                    // raised this signal after its message.
                     std::process::exit(1);
                 }
                 // The default action of these signals ends the process.

@@ -524,6 +524,7 @@ fn error_line(msg: &str) {
 static ALLOC: fmalign::alloc::BigPages = fmalign::alloc::BigPages;
 
 fn main() {
+    fmalign::alloc::fit_address_space_limit();
     let cli = Cli::parse();
     // An interrupted run leaves no temporary or partial output file.
     if let Err(e) = fmalign::cleanup::remove_on_signal() {

@@ -12,8 +12,50 @@ pub fn human_bytes(x: u64) -> String {
     format!("{x} bytes")
 }
 
-/// Memory this process may use: the smaller of `MemAvailable` and the
-/// cgroup limit (`None` when neither can be read).
+/// What the process's own limits leave it: `RLIMIT_AS` (`ulimit -v`, what
+/// batch schedulers set as h_vmem or vmem) less its address space now, and
+/// `RLIMIT_DATA` (`ulimit -d`) less its data now; `None` when neither is
+/// set (or elsewhere than Linux).
+pub fn process_limit() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        let status = std::fs::read_to_string("/proc/self/status").ok();
+        let used = |key: &str| {
+            status
+                .as_deref()
+                .and_then(|s| {
+                    s.lines()
+                        .find(|l| l.starts_with(key))?
+                        .split_whitespace()
+                        .nth(1)?
+                        .parse::<u64>()
+                        .ok()
+                })
+                .map_or(0, |kb| kb * 1024)
+        };
+        let limit = |resource| {
+            let mut r = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            // SAFETY: getrlimit writes the one struct it is given.
+            let ok = unsafe { libc::getrlimit(resource, &mut r) } == 0;
+            (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
+        };
+        let space = limit(libc::RLIMIT_AS).map(|l| l.saturating_sub(used("VmSize:")));
+        let data = limit(libc::RLIMIT_DATA).map(|l| l.saturating_sub(used("VmData:")));
+        match (space, data) {
+            (Some(a), Some(d)) => Some(a.min(d)),
+            (a, d) => a.or(d),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
+/// Memory this process may use: the least of `MemAvailable`, the cgroup
+/// limit and what the process's own limits leave ([`process_limit`];
+/// `None` when none can be read).
 pub fn available_memory() -> Option<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok();
     let avail = meminfo.as_deref().and_then(|m| {
@@ -28,10 +70,7 @@ pub fn available_memory() -> Option<u64> {
     let cgroup = std::fs::read_to_string("/sys/fs/cgroup/memory.max")
         .ok()
         .and_then(|s| s.trim().parse::<u64>().ok());
-    match (avail, cgroup) {
-        (Some(a), Some(c)) => Some(a.min(c)),
-        (a, c) => a.or(c),
-    }
+    [avail, cgroup, process_limit()].into_iter().flatten().min()
 }
 
 /// A size in bytes: digits with an optional K, M, G or T (powers of 1024; a
