@@ -687,6 +687,23 @@ impl PairSource {
 /// to the first whitespace; an empty one is written `*`), SEQ letters (and
 /// `=`, `.`), QUAL `[!-~]`. A read that breaks them is refused with the
 /// reason, rather than written as a record samtools would reject.
+/// The first character of `bytes` whose byte fails `ok`, as a message
+/// shows it: quoted and escaped (`'é'` for a UTF-8 character, not the
+/// Latin-1 reading of its first byte, `'\t'`), or its byte in hex where it
+/// is not UTF-8.
+fn first_not(bytes: &[u8], ok: impl Fn(u8) -> bool) -> Option<String> {
+    let i = bytes.iter().position(|&b| !ok(b))?;
+    let rest = &bytes[i..];
+    let valid = match std::str::from_utf8(rest) {
+        Ok(s) => s,
+        Err(e) => std::str::from_utf8(&rest[..e.valid_up_to()]).unwrap_or_default(),
+    };
+    Some(match valid.chars().next() {
+        Some(c) => format!("{c:?}"),
+        None => format!("byte 0x{:02X} (not UTF-8)", rest[0]),
+    })
+}
+
 fn check_read(id: &[u8], seq: &[u8], qual: Option<&[u8]>) -> std::result::Result<(), String> {
     let name = &id[..id
         .iter()
@@ -699,31 +716,22 @@ fn check_read(id: &[u8], seq: &[u8], qual: Option<&[u8]>) -> std::result::Result
             name.len()
         ));
     }
-    if let Some(&b) = name
-        .iter()
-        .find(|&&b| !(b'!'..=b'~').contains(&b) || b == b'@')
-    {
+    if let Some(c) = first_not(name, |b| (b'!'..=b'~').contains(&b) && b != b'@') {
         return Err(format!(
-            "read name '{}' has the character {:?}, which a SAM read name cannot hold (printable ASCII except '@')",
+            "read name '{}' has the character {c}, which a SAM read name cannot hold (printable ASCII except '@')",
             shown(name),
-            char::from(b)
         ));
     }
-    if let Some(&b) = seq
-        .iter()
-        .find(|&&b| !(b.is_ascii_alphabetic() || b == b'=' || b == b'.'))
-    {
+    if let Some(c) = first_not(seq, |b| b.is_ascii_alphabetic() || b == b'=' || b == b'.') {
         return Err(format!(
-            "read '{}' has {:?} in its sequence (expected letters)",
+            "read '{}' has {c} in its sequence (expected letters)",
             shown(name),
-            char::from(b)
         ));
     }
-    if let Some(&b) = qual.and_then(|q| q.iter().find(|&&b| !(b'!'..=b'~').contains(&b))) {
+    if let Some(c) = qual.and_then(|q| first_not(q, |b| (b'!'..=b'~').contains(&b))) {
         return Err(format!(
-            "read '{}' has {:?} in its qualities (expected '!' to '~')",
+            "read '{}' has {c} in its qualities (expected '!' to '~')",
             shown(name),
-            char::from(b)
         ));
     }
     Ok(())

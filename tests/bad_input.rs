@@ -345,6 +345,33 @@ fn fastq_quality_length_differs() {
     map_fails("bad2.fq", b"@r1\nACGT\n+\nIIIII\n", &["line", "r1"]);
 }
 
+/// A character a read cannot hold is shown as the character it is ('é',
+/// not 'Ã', the Latin-1 reading of its first UTF-8 byte), or as its byte
+/// where it is not UTF-8; in the name, the sequence and the qualities.
+#[test]
+fn characters_a_read_cannot_hold_are_shown_as_they_are() {
+    map_fails(
+        "name.fq",
+        "@r\u{e9}ad_\u{fc}\nACGT\n+\nIIII\n".as_bytes(),
+        &["'r\u{e9}ad_\u{fc}'", "the character '\u{e9}'"],
+    );
+    map_fails(
+        "raw.fq",
+        b"@r\xffa\nACGT\n+\nIIII\n",
+        &["byte 0xFF (not UTF-8)"],
+    );
+    map_fails(
+        "seq.fq",
+        "@r\nAC\u{3b1}T\n+\nIIIII\n".as_bytes(),
+        &["'\u{3b1}' in its sequence"],
+    );
+    map_fails(
+        "qual.fq",
+        "@r\nACGTA\n+\nII\u{e9}I\n".as_bytes(),
+        &["'\u{e9}' in its qualities"],
+    );
+}
+
 /// A blank line between records, or a record that does not start with
 /// '@': the message says so in words (needletail's own printed the line
 /// break itself, mid-message).
