@@ -37,7 +37,7 @@
     extern "C" __global__ void sample_sa_##W(const W* sa, u64 n, u32 shift, u64 samples, \
                                              W* out) {                                   \
         GRID_STRIDE(k, samples) {                                                        \
-            u64 row = k << shift;                                                        \
+            u64 row = sample_row(k, shift, n);                                           \
             out[k] = row == 0 ? (W)n : sa[row - 1];                                      \
         }                                                                                \
     }

@@ -6,7 +6,8 @@
 //   words 2..7 = 192 bases, 2 bits each, least significant first;
 // * sup: OCC_SUPER, 4 u64 counts per superblock of 2^24 lines;
 // * c5: C[0..5]; primary: the row of `$`; n: text length;
-// * ssa: every 2^shift-th row's text position (u32 or u64).
+// * ssa: the text position of one row per block of 2^shift rows (sample_row
+//   in prelude.cu; u32 or u64).
 // The CPU versions are src/fm.rs (rank, lf, locate) and
 // src/map.rs search_intervals; results are identical.
 
@@ -178,9 +179,8 @@ extern "C" __global__ void map_verify(const u8* pac, const u8* codes, const u64*
                                               const u64* rows, u64 m, u64* out) {           \
         GRID_STRIDE(t, m) {                                                                 \
             u64 i = rows[t], steps = 0;                                                     \
-            u64 mask = (1ull << shift) - 1;                                                 \
             for (;;) {                                                                      \
-                if ((i & mask) == 0) {                                                      \
+                if (sample_row(i >> shift, shift, n) == i) {                                \
                     out[t] = (u64)ssa[i >> shift] + steps;                                  \
                     break;                                                                  \
                 }                                                                           \

@@ -105,3 +105,22 @@ __device__ __forceinline__ u64 cover_rank(const u32* rank, const u32* index, u64
                                           u64 n, u64 q) {
     return q >= n ? 0 : (u64)rank[(q / v) * size + index[q & (v - 1)]];
 }
+
+// The row of sample k of the suffix array (n + 1 rows, rate 2^shift): one
+// row per block of 2^shift rows, at an offset drawn from k by MurmurHash3's
+// 64-bit finalizer (row 0 for block 0 and rate 1), modulo the size of a
+// short last block. The same as fm::sample_row (index_format/SPEC.md 5.3).
+__device__ __forceinline__ u64 sample_row(u64 k, u32 shift, u64 n) {
+    u64 first = k << shift;
+    if (shift == 0 || k == 0) return first;
+    u64 h = k;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    u64 offset = h >> (64 - shift);
+    u64 block = 1ull << shift;
+    u64 size = n + 1 - first < block ? n + 1 - first : block;
+    return first + (size < block ? offset % size : offset);
+}

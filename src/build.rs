@@ -21,7 +21,7 @@ pub struct FmParts<P> {
     pub occ: Vec<OccLine>,
     /// Absolute counts per superblock.
     pub sup: Vec<[u64; 4]>,
-    /// Sampled suffix array (`SA'[i]` for rows `i % rate == 0`).
+    /// Sampled suffix array (`SA'[fm::sample_row(k)]` for each block `k`).
     pub ssa: Vec<P>,
 }
 
@@ -76,7 +76,7 @@ pub fn fm_from_sa<P: Pos>(text: &[u8], sa: &[P], sample_shift: u32) -> FmParts<P
     let ssa = (0..samples)
         .into_par_iter()
         .map(|k| {
-            let row = k << sample_shift;
+            let row = crate::fm::sample_row(k, sample_shift, n);
             if row == 0 {
                 P::from_u64(n)
             } else {
@@ -322,6 +322,67 @@ mod tests {
         }
         check(&[0; 500], 4);
         check(&[3; 400], 2);
+    }
+
+    /// Every sample block holds one row, in the block, row 0 in block 0;
+    /// and the LF walks of locate stay short on exactly periodic texts
+    /// whose copies are a multiple of the rate, where sampling every
+    /// rate-th row leaves most walks to run to the start of the text (each
+    /// interval of one offset in the unit starts at the same row modulo the
+    /// rate): with a hashed row per block, a walk exceeds `t` steps with
+    /// probability at most `exp(-t / rate)`, whatever the text.
+    #[test]
+    fn locate_walks_are_short_on_periodic_texts() {
+        for (n, shift) in [
+            (0u64, 3u32),
+            (1, 1),
+            (1000, 5),
+            (1023, 5),
+            (1024, 5),
+            (77, 63),
+        ] {
+            let blocks = (n >> shift) + 1;
+            for k in 0..blocks {
+                let r = crate::fm::sample_row(k, shift, n);
+                assert_eq!(r >> shift.min(63), k, "n {n} shift {shift} block {k}");
+                assert!(
+                    r <= n && (k > 0 || r == 0),
+                    "n {n} shift {shift} block {k}: {r}"
+                );
+            }
+        }
+        let mut rng = 88172645463325252u64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng % 4) as u8
+        };
+        for (unit_len, copies, shift) in [(50usize, 64usize, 5u32), (97, 128, 4), (31, 256, 3)] {
+            let unit: Vec<u8> = (0..unit_len).map(|_| next()).collect();
+            let text = unit.repeat(copies);
+            let n = text.len() as u64;
+            let sa = build::<u32>(&text, SaAlgorithm::Auto, 2).unwrap();
+            let parts = fm_from_sa(&text, sa.as_slice(), shift);
+            let fm = view(&parts, n, shift);
+            let mut longest = 0;
+            for i in 0..=n {
+                let (pos, steps) = fm.locate_walk(i);
+                let want = if i == 0 {
+                    n
+                } else {
+                    sa.as_slice()[i as usize - 1] as u64
+                };
+                assert_eq!(pos, want, "row {i}");
+                longest = longest.max(steps);
+            }
+            // About rate * ln(n) expected; rows every rate-th: ~n.
+            let rate = 1u64 << shift;
+            assert!(
+                longest <= 16 * rate,
+                "unit {unit_len} x {copies}, rate {rate}: a walk of {longest} steps"
+            );
+        }
     }
 
     /// The mirror's tables from libsais' BWT equal those from the

@@ -138,6 +138,45 @@ impl OccLine {
     }
 }
 
+/// The row that sample `k` of the suffix array holds, of `n + 1` rows
+/// sampled at rate `2^shift`: one row in each block of `2^shift` rows, at
+/// an offset in the block drawn from `k` by a fixed hash (MurmurHash3's
+/// 64-bit finalizer), row 0 for block 0 and for rate 1; in the last block,
+/// which may be short, the offset modulo its size (index_format/SPEC.md
+/// §5.3).
+///
+/// Why not every `2^shift`-th row, as bwa and bowtie sample: an LF walk
+/// from a row to the next sampled one then has no bound. On an exactly
+/// periodic text whose copies are a multiple of the rate, every interval
+/// of suffixes at one offset in the unit starts at the same row modulo the
+/// rate, so the walks of most rows never meet a multiple of it until they
+/// leave the array (a 1 kb unit 50,000 times: 8 s to locate one read's
+/// 50,000 hits). A hashed offset is the same for any text, so for every
+/// text each step of a walk is sampled with probability `2^-shift`: a walk
+/// takes `2^shift` steps on average and exceeds `t` steps with probability
+/// at most `exp(-t / 2^shift)`, at the same space as before.
+#[inline(always)]
+pub fn sample_row(k: u64, shift: u32, n: u64) -> u64 {
+    let first = k << shift;
+    if shift == 0 || k == 0 {
+        return first;
+    }
+    let mut h = k;
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^= h >> 33;
+    let offset = h >> (64 - shift);
+    let size = (n + 1 - first).min(1 << shift);
+    first
+        + if size < 1 << shift {
+            offset % size
+        } else {
+            offset
+        }
+}
+
 /// The sampled suffix array, in the width the index was built with.
 #[derive(Clone, Copy, Debug)]
 pub enum Ssa<'a> {
@@ -148,7 +187,7 @@ pub enum Ssa<'a> {
 }
 
 impl Ssa<'_> {
-    /// Sample `k`, i.e. `SA'[k * rate]`.
+    /// Sample `k`, i.e. `SA'[sample_row(k, ..)]`.
     #[inline]
     pub fn get(&self, k: usize) -> u64 {
         match self {
@@ -218,7 +257,7 @@ pub struct RankIndex<'a> {
 pub struct FmIndex<'a> {
     /// C, BWT and Occ.
     pub tables: RankIndex<'a>,
-    /// `SA'[i]` for every row `i` that is a multiple of the sampling rate.
+    /// `SA'[sample_row(k)]` for each block `k` of `2^sample_shift` rows.
     pub ssa: Ssa<'a>,
     /// log2 of the sampling rate.
     pub sample_shift: u32,
@@ -573,8 +612,9 @@ impl FmIndex<'_> {
     /// has a cycle without samples gets there.
     #[inline(always)]
     fn walk_end(&self, i: u64, steps: u64) -> Option<u64> {
-        if i & ((1u64 << self.sample_shift) - 1) == 0 {
-            Some(self.ssa.get((i >> self.sample_shift) as usize) + steps)
+        let k = i >> self.sample_shift;
+        if sample_row(k, self.sample_shift, self.n) == i {
+            Some(self.ssa.get(k as usize) + steps)
         } else if i == self.primary {
             Some(steps)
         } else if steps > self.n {
@@ -586,11 +626,17 @@ impl FmIndex<'_> {
 
     /// `SA'[i]`: the text position of row `i`, by LF-walking to a sampled row.
     #[inline]
-    pub fn locate(&self, mut i: u64) -> u64 {
+    pub fn locate(&self, i: u64) -> u64 {
+        self.locate_walk(i).0
+    }
+
+    /// [`FmIndex::locate`], and the LF steps its walk took.
+    #[inline]
+    pub fn locate_walk(&self, mut i: u64) -> (u64, u64) {
         let mut steps = 0;
         loop {
             if let Some(pos) = self.walk_end(i, steps) {
-                return pos;
+                return (pos, steps);
             }
             i = self.lf(i);
             steps += 1;

@@ -404,7 +404,7 @@ pub fn build_file(
         // Rounded up, so that the figure stated is enough.
         let stated = hum(least.div_ceil(1 << 20) << 20);
         return Err(Error::Usage(format!(
-            "building the index of {n} unambiguous bases needs at least {stated} of memory (whole-text: {}; in parts{}: {}), more than the limit of {} (--max-memory; default: 90% of the memory available, within the process's limits); raise it, or build with --distributed on several machines",
+            "building the index of {n} unambiguous bases needs at least {stated} of memory (whole-text: {}; in parts{}: {}, at best {:.2} bytes per base + {}), more than the limit of {} (--max-memory; default: 90% of the memory available, within the process's limits); raise it, or build with --distributed on several machines",
             hum(need),
             if forced {
                 ", as --max-part/--dcv ask"
@@ -412,6 +412,8 @@ pub fn build_file(
                 ""
             },
             hum(parts),
+            bounded::FLOOR_BYTES_PER_BASE,
+            hum(bounded::FIXED),
             hum(cfg.max_memory.unwrap_or(0)),
         )));
     };

@@ -1552,6 +1552,21 @@ struct OccLineRef {
 };
 static_assert(sizeof(OccLineRef) == 64, "an Occ line is 64 bytes");
 
+// The sampling rule of SPEC.md 5.3, written out for the references: block k
+// of 2^shift rows (of n + 1) keeps the row at offset fmix64(k)'s top shift
+// bits, modulo the size of a short last block; block 0 (and rate 1) keeps
+// its first row.
+static u64 ref_sample_row(u64 k, u32 shift, u64 n) {
+    u64 block = (u64)1 << shift, first = k * block;
+    if (shift == 0 || k == 0) return first;
+    u64 h = k;
+    h = (h ^ (h >> 33)) * 0xff51afd7ed558ccdull;
+    h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    u64 size = std::min(block, n + 1 - first);
+    return first + (h >> (64 - shift)) % size;
+}
+
 template <class W>
 static void test_fm(const std::vector<u8>& t, u32 shift, const char* what) {
     u64 n = t.size();
@@ -1578,7 +1593,7 @@ static void test_fm(const std::vector<u8>& t, u32 shift, const char* what) {
     u64 samples = (n >> shift) + 1;
     std::vector<W> ssa(samples);
     for (u64 k = 0; k < samples; k++) {
-        u64 row = k << shift;
+        u64 row = ref_sample_row(k, shift, n);
         ssa[k] = row == 0 ? (W)n : sa[row - 1];
     }
 
@@ -1756,7 +1771,7 @@ static void test_map(const std::vector<u8>& t, u32 shift, const char* what) {
     u64 primary;
     fmi_tables(t, rows, primary, words, sup, c5);
     std::vector<W> ssa((n >> shift) + 1);
-    for (u64 k = 0; k < ssa.size(); k++) ssa[k] = (W)rows[k << shift];
+    for (u64 k = 0; k < ssa.size(); k++) ssa[k] = (W)rows[ref_sample_row(k, shift, n)];
 
     // Reads: substrings, their reverse complements, random ones, with an N, empty.
     std::vector<std::vector<u8>> reads;

@@ -19,7 +19,7 @@ pub use stream::{STREAM_BUFFER, StreamWriter, WriteAt};
 /// The first eight bytes of every index file.
 pub const MAGIC: [u8; 8] = *b"FMALIGN\0";
 /// Version of the byte layout described by SPEC.md; bumped on any change.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// Written in the writer's native byte order, like the bulk sections (OCC,
 /// OCC_SUPER, SSA, REV_OCC, REV_OCC_SUPER), which are used straight from an mmap: it reads back as
 /// this value only on a machine of the same byte order (every supported

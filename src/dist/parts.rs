@@ -624,10 +624,8 @@ impl Share<'_> {
             }
             if let Some(shift) = self.shift {
                 let end = self.row + batch.len() as u64;
-                let mut row = self.row.next_multiple_of(1 << shift);
-                while row < end {
+                for row in bounded::sampled_rows(self.row, end, shift, self.n) {
                     self.ssa_row(row, batch[(row - self.row) as usize].to_u64())?;
-                    row += 1 << shift;
                 }
             }
             self.row += batch.len() as u64;

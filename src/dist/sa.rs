@@ -527,7 +527,7 @@ pub struct FmShare {
     pub occ: Vec<crate::fm::OccLine>,
     /// Counts of A, C, G, T before each superblock.
     pub sup: Vec<[u64; 4]>,
-    /// `(k, SA'[k << shift])` for this rank's sampled rows.
+    /// `(k, SA'[fm::sample_row(k)])` for this rank's sampled rows.
     pub ssa: Vec<(u64, u64)>,
 }
 
@@ -596,16 +596,13 @@ pub fn fm_share<C: Comm>(comm: &C, n: u64, bwt: &[u8], sa: &[u64], shift: u32) -
     // Sampled rows: row 0 (the empty suffix, position n) on rank 0, then
     // row 1 + global index of each SA entry.
     let off: u64 = comm.allgather(sa.len() as u64)[..me].iter().sum();
-    let mask = (1u64 << shift) - 1;
     let mut ssa: Vec<(u64, u64)> = Vec::new();
     if me == 0 {
         ssa.push((0, n));
     }
-    for (j, &s) in sa.iter().enumerate() {
-        let row = 1 + off + j as u64;
-        if row & mask == 0 {
-            ssa.push((row >> shift, s));
-        }
+    let rows = 1 + off..1 + off + sa.len() as u64;
+    for row in crate::index::bounded::sampled_rows(rows.start, rows.end, shift, n) {
+        ssa.push((row >> shift, sa[(row - rows.start) as usize]));
     }
     FmShare {
         first_line: l0,
