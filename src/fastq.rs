@@ -210,6 +210,35 @@ pub struct ReadSource {
     recycle: Arc<Recycle>,
     /// Records read so far by the sequential parser (for messages).
     records: u64,
+    /// A read error of the sequential parser's input, held until the
+    /// records before it are handed out ([`EndAtError`]).
+    stash: Stash,
+}
+
+/// Where [`EndAtError`] keeps its input's error.
+type Stash = Arc<std::sync::Mutex<Option<std::io::Error>>>;
+
+/// Its input until that fails, then the end: the error waits in the stash,
+/// so that needletail hands out every record read before it (and does not
+/// report a record cut by it as malformed), and the message can count them.
+struct EndAtError {
+    input: Box<dyn Read + Send>,
+    stash: Stash,
+}
+
+impl Read for EndAtError {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            match self.input.read(buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    *self.stash.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                    return Ok(0);
+                }
+                r => return r,
+            }
+        }
+    }
 }
 
 /// How a [`ReadSource`] parses.
@@ -240,6 +269,9 @@ struct Chunked {
     /// The file line (1-based) of `rest[0]`.
     line: u64,
     eof: bool,
+    /// A read error after the bytes in `rest`: reported once they are
+    /// parsed.
+    error: Option<std::io::Error>,
     /// Parsed pieces in file order; an error ends the list.
     ready: std::collections::VecDeque<Result<Batch>>,
     /// Records of the front piece already handed out.
@@ -288,6 +320,7 @@ impl ReadSource {
         threads: usize,
         piece: Option<usize>,
     ) -> Result<ReadSource> {
+        let stash = Stash::default();
         let parser = match crate::input::decompressed_with(reader, path, threads)? {
             None => Parser::None,
             Some(mut input) => {
@@ -305,12 +338,17 @@ impl ReadSource {
                         filled: 0,
                         line: 1,
                         eof: false,
+                        error: None,
                         ready: Default::default(),
                         taken: 0,
                         piece: piece.max(1),
                         chunk: threads * piece.max(1),
                     }))
                 } else {
+                    let input = EndAtError {
+                        input,
+                        stash: Arc::clone(&stash),
+                    };
                     Parser::Seq(
                         needletail::parse_fastx_reader(input)
                             .map_err(|e| Error::input(path, read_parse_message(&e)))?,
@@ -323,6 +361,7 @@ impl ReadSource {
             parser,
             recycle: Arc::default(),
             records: 0,
+            stash,
         })
     }
 
@@ -358,7 +397,16 @@ impl ReadSource {
         match &mut self.parser {
             Parser::None => Ok(false),
             Parser::Seq(parser) => {
-                let Some(rec) = parser.next() else {
+                let next = parser.next();
+                if next.as_ref().is_none_or(|r| r.is_err()) {
+                    // The input's own error first: what needletail says
+                    // after it (a record cut short) is its consequence.
+                    let stashed = self.stash.lock().unwrap_or_else(|p| p.into_inner()).take();
+                    if let Some(e) = stashed {
+                        return Err(Error::input(&self.path, io_message(&e, self.records)));
+                    }
+                }
+                let Some(rec) = next else {
                     return Ok(false);
                 };
                 let rec = rec.map_err(|e| {
@@ -446,22 +494,27 @@ impl Chunked {
                     self.rest.resize(self.filled + want, 0);
                 }
                 let end = self.filled + want;
-                // `line` starts a record: four lines each before it.
-                let got =
-                    crate::input::read_up_to(&mut self.input, &mut self.rest[self.filled..end])
-                        .map_err(|e| Error::input(path, io_message(&e, (self.line - 1) / 4)))?;
+                // What was read before an error is parsed first, so that
+                // the error counts every record before it.
+                let (got, error) =
+                    read_until_error(&mut self.input, &mut self.rest[self.filled..end]);
                 self.filled += got;
                 self.eof = got < want;
+                self.error = error;
             }
             if self.filled == 0 {
-                return Ok(false);
+                return match self.error.take() {
+                    // `line` starts a record: four lines each before it.
+                    Some(e) => Err(Error::input(path, io_message(&e, (self.line - 1) / 4))),
+                    None => Ok(false),
+                };
             }
             // Line ends per region of `piece` bytes, counted in parallel.
             let buf = &self.rest[..self.filled];
             let counts: Vec<u64> = self
                 .pool
                 .install(|| buf.par_chunks(self.piece).map(count_line_ends).collect());
-            if self.eof {
+            if self.eof && self.error.is_none() {
                 break (self.filled, counts);
             }
             // The end of the last whole record: one past line end number
@@ -474,6 +527,10 @@ impl Chunked {
                     nl = memchr::memrchr(b'\n', &buf[..nl]).expect("counted");
                 }
                 break (nl + 1, counts);
+            }
+            if self.error.is_some() {
+                // No whole record before the error.
+                break (0, counts);
             }
             // One record longer than all read: read more.
             want = want.max(self.filled);
@@ -542,8 +599,29 @@ impl Chunked {
         self.rest.copy_within(cut..self.filled, 0);
         self.filled -= cut;
         self.line += lines_cut;
+        if let Some(e) = self.error.take() {
+            // A partial record before the error is part of the damage.
+            self.filled = 0;
+            self.ready
+                .push_back(Err(Error::input(path, io_message(&e, (self.line - 1) / 4))));
+        }
         Ok(true)
     }
+}
+
+/// Reads into `buf` until it is full, the input ends or an error: the bytes
+/// read, and the error if one ended it.
+fn read_until_error(input: &mut impl Read, buf: &mut [u8]) -> (usize, Option<std::io::Error>) {
+    let mut got = 0;
+    while got < buf.len() {
+        match input.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(k) => got += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return (got, Some(e)),
+        }
+    }
+    (got, None)
 }
 
 /// Line ends in `bytes`: byte counts of 255-byte blocks, which the
@@ -973,6 +1051,51 @@ mod tests {
         assert!(
             matches!(all_reads(ReadSource::from_reader(Cursor::new(good), Path::new("r.fq")), 1), Ok(r) if r.len() == 200)
         );
+    }
+
+    /// Gzip input: zero padding after the data is read as its end (as zlib,
+    /// bwa and samtools read it); other bytes after it are an error that
+    /// counts every record before it; a cut stream, every whole record it
+    /// inflates to. Both parsers, the sequential and the one in pieces.
+    #[test]
+    fn gzip_ends_count_every_record_before_them() {
+        use std::io::Write;
+        let good = fastq_text(200, 11);
+        let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(&good).unwrap();
+        let gz = z.finish().unwrap();
+        let with = |tail: &[u8]| [&gz[..], tail].concat();
+        let cut = &gz[..gz.len() / 2];
+        let mut inflated = Vec::new();
+        let _ = flate2::read::GzDecoder::new(cut).read_to_end(&mut inflated);
+        let whole = inflated.iter().filter(|&&b| b == b'\n').count() / 4;
+        assert!(whole > 0 && whole < 200);
+        let path = Path::new("r.fq.gz");
+        for (input, want) in [
+            (with(&[0; 3000]), Ok(200)),
+            (with(&[0; 1]), Ok(200)),
+            (with(b"junk"), Err(200)),
+            (with(&[0, 0, 7]), Err(200)),
+            (cut.to_vec(), Err(whole)),
+        ] {
+            let sources = [
+                ReadSource::from_reader(Cursor::new(input.clone()), path),
+                ReadSource::with_pieces(Cursor::new(input.clone()), path, 2, Some(300)),
+                ReadSource::with_pieces(Cursor::new(input.clone()), path, 3, Some(1 << 20)),
+            ];
+            for (k, src) in sources.into_iter().enumerate() {
+                match (all_reads(src, 1000), want) {
+                    (Ok(r), Ok(n)) => assert_eq!(r.len(), n, "parser {k}"),
+                    (Err(e), Err(n)) => assert!(
+                        e.contains(&format!("read error after {n} records")),
+                        "parser {k}: {e}"
+                    ),
+                    (got, want) => {
+                        panic!("parser {k}: {:?} against {want:?}", got.map(|r| r.len()))
+                    }
+                }
+            }
+        }
     }
 
     /// Pairs from two files parsed in pieces: the pairs of the sequential

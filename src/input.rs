@@ -6,7 +6,7 @@
 //! inflated on a thread of its own ([`ReadAhead`]), overlapping the parser,
 //! and BGZF (independent blocks) by noodles-bgzf's multithreaded reader.
 
-use std::io::{Cursor, Read};
+use std::io::{BufRead, BufReader, Cursor, Read};
 use std::num::NonZeroUsize;
 use std::path::Path;
 
@@ -30,7 +30,7 @@ pub fn decompressed<'a, R: Read + Send + 'a>(
     let got = read_up_to(&mut reader, &mut head).map_err(|e| Error::io(path, e))?;
     let raw = Cursor::new(head[..got].to_vec()).chain(reader);
     if got == 2 && head == [0x1f, 0x8b] {
-        return non_empty(flate2::read::MultiGzDecoder::new(raw), path);
+        return non_empty(Members::new(raw), path);
     }
     if got == 0 {
         return Ok(None);
@@ -62,11 +62,67 @@ pub fn decompressed_with<R: Read + Send + 'static>(
             workers, raw,
         ))
     } else if gzip {
-        Box::new(ReadAhead::new(flate2::read::MultiGzDecoder::new(raw)))
+        Box::new(ReadAhead::new(Members::new(raw)))
     } else {
         return decompressed(raw, path);
     };
     non_empty(inflated, path)
+}
+
+/// Gzip members one after another, as `MultiGzDecoder` reads them, ending
+/// at the end of the input or at zero bytes that run to it (padding, which
+/// tape and some tools leave after the data: gzip, zlib's `gzread` and so
+/// bwa and samtools accept it). Anything else after a member is an error,
+/// not dropped in silence as zlib does: it may be the start of a damaged
+/// member, whose reads would be lost.
+pub struct Members<R: BufRead> {
+    member: Option<flate2::bufread::GzDecoder<R>>,
+}
+
+impl<R: Read> Members<BufReader<R>> {
+    /// The members of the gzip stream `raw`.
+    pub fn new(raw: R) -> Self {
+        Members {
+            member: Some(flate2::bufread::GzDecoder::new(BufReader::with_capacity(
+                1 << 16,
+                raw,
+            ))),
+        }
+    }
+}
+
+impl<R: BufRead> Read for Members<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let Some(member) = self.member.as_mut() else {
+                return Ok(0);
+            };
+            let k = member.read(buf)?;
+            if k > 0 || buf.is_empty() {
+                return Ok(k);
+            }
+            // The member ended: another, zero padding to the end, or the end.
+            let mut rest = self.member.take().expect("a member").into_inner();
+            loop {
+                let bytes = rest.fill_buf()?;
+                if bytes.is_empty() {
+                    return Ok(0);
+                }
+                if bytes[0] == 0x1f {
+                    self.member = Some(flate2::bufread::GzDecoder::new(rest));
+                    break;
+                }
+                let zeros = bytes.iter().take_while(|&&b| b == 0).count();
+                if zeros == 0 {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        "bytes after the end of the gzip data that are neither gzip nor zero padding",
+                    ));
+                }
+                rest.consume(zeros);
+            }
+        }
+    }
 }
 
 /// The 28-byte empty block that ends a BGZF file (SAM/BAM spec §4.1.2).
