@@ -125,6 +125,56 @@ impl<R: BufRead> Read for Members<R> {
     }
 }
 
+/// What a FASTA file may hold before its first `>` and is skipped, as bwa
+/// skips it: a UTF-8 byte-order mark, blank lines (spaces, tabs, `\r`), and
+/// comment lines starting with `;` (the old FASTA convention). Consumes
+/// them and returns their bytes and lines; stops at the first other line
+/// (the `>` header, or what the caller then refuses), which it leaves
+/// unread when it starts with something other than a space or a tab, and
+/// refuses otherwise (a line of spaces followed by text).
+pub fn skip_fasta_preamble(input: &mut impl BufRead) -> std::io::Result<(u64, u64)> {
+    const BOM: &[u8] = &[0xef, 0xbb, 0xbf];
+    let (mut bytes, mut lines) = (0u64, 0u64);
+    // The mark may come in pieces: a reader's first read can be short.
+    while bytes < BOM.len() as u64 {
+        let buf = input.fill_buf()?;
+        let want = &BOM[bytes as usize..];
+        let k = buf.iter().zip(want).take_while(|(a, b)| a == b).count();
+        if k == 0 {
+            if bytes > 0 {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "not a FASTA file (it does not start with a '>' header line)",
+                ));
+            }
+            break;
+        }
+        input.consume(k);
+        bytes += k as u64;
+    }
+    let mut line = Vec::new();
+    loop {
+        let buf = input.fill_buf()?;
+        match buf.first() {
+            Some(b';' | b'\n' | b'\r' | b' ' | b'\t') => {}
+            _ => return Ok((bytes, lines)),
+        }
+        line.clear();
+        let k = input.read_until(b'\n', &mut line)?;
+        if line[0] != b';' && line.iter().any(|b| !b.is_ascii_whitespace()) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "line {}: text after spaces before the first '>' header line",
+                    lines + 1
+                ),
+            ));
+        }
+        bytes += k as u64;
+        lines += 1;
+    }
+}
+
 /// The 28-byte empty block that ends a BGZF file (SAM/BAM spec §4.1.2).
 const BGZF_EOF: [u8; 28] = [
     0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, b'B', b'C', 2, 0, 0x1b, 0, 3, 0, 0, 0, 0, 0, 0, 0,

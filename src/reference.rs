@@ -187,6 +187,16 @@ fn read_into<'a, R: Read + Send + 'a, T: Bases>(
     let Some(input) = crate::input::decompressed(reader, path)? else {
         return Err(Error::input(path, "empty file, or not a FASTA file"));
     };
+    // A byte-order mark, blank and `;` lines before the first header, as
+    // the streamed scan skips them (`scan::scan`).
+    let mut input = std::io::BufReader::new(input);
+    let (_, skipped) = crate::input::skip_fasta_preamble(&mut input).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::InvalidData {
+            Error::input(path, e.to_string())
+        } else {
+            Error::input(path, fasta_parse_message_io(&e))
+        }
+    })?;
     // Two extra line breaks turn a header with no sequence line at the very
     // end into an empty record, which is skipped like the others (needletail
     // reports it as truncated); they add no bases.
@@ -201,8 +211,14 @@ fn read_into<'a, R: Read + Send + 'a, T: Bases>(
     let mut seen: HashMap<String, u64> = HashMap::new();
     let mut line_buf = Vec::new();
     while let Some(rec) = parser.next() {
-        let rec = rec.map_err(|e| Error::input(path, fasta_parse_message(&e)))?;
-        let line = rec.start_line_number();
+        // Lines are the file's: the parser's count less the preamble.
+        let rec = rec.map_err(|mut e| {
+            if e.position.line > 0 {
+                e.position.line += skipped;
+            }
+            Error::input(path, fasta_parse_message(&e))
+        })?;
+        let line = rec.start_line_number() + skipped;
         if rec.format() != needletail::parser::Format::Fasta {
             return Err(Error::input(path, "this is FASTQ, not FASTA"));
         }
@@ -323,6 +339,11 @@ pub(crate) fn contig_name(id: &[u8]) -> std::result::Result<String, String> {
         ));
     }
     Ok(String::from_utf8_lossy(name).into_owned())
+}
+
+/// A read error of the reference, worded as for needletail's.
+fn fasta_parse_message_io(e: &std::io::Error) -> String {
+    format!("read error (truncated or damaged compressed file?): {e}")
 }
 
 /// Turns needletail's error into a message with the line (and record).

@@ -9,7 +9,7 @@
 //! other byte up to the next record, where `\n` and `\r` are skipped.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Cursor, Read, Seek, SeekFrom};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use md5::{Digest, Md5};
@@ -83,6 +83,16 @@ pub fn read_packed(path: &Path, threads: usize) -> Result<Reference<PackedText>>
     })
 }
 
+/// The error of [`crate::input::skip_fasta_preamble`]: a read error, or
+/// what it refuses.
+fn preamble_error(path: &Path, e: std::io::Error) -> Error {
+    if e.kind() == std::io::ErrorKind::InvalidData {
+        Error::input(path, e.to_string())
+    } else {
+        read_error(path, e)
+    }
+}
+
 /// The scan, with the text packed into `text` when given, on up to
 /// `threads` threads (two at most: [`Digests`]).
 fn scan(
@@ -97,16 +107,23 @@ fn scan(
         "scan_fasta: checkpoint interval must be positive"
     );
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let Some(mut input) = crate::input::decompressed(file, path)? else {
+    let Some(input) = crate::input::decompressed(file, path)? else {
         return Err(Error::input(path, "empty file, or not a FASTA file"));
     };
-    let mut head = [0u8; 1];
-    let got = read_up_to(&mut input, &mut head).map_err(|e| read_error(path, e))?;
-    if got == 0 || head[0] != b'>' {
+    let mut reader = BufReader::with_capacity(chunk, input);
+    // A byte-order mark, blank and `;` lines before the first header.
+    let (skipped, skipped_lines) =
+        crate::input::skip_fasta_preamble(&mut reader).map_err(|e| preamble_error(path, e))?;
+    let head = reader
+        .fill_buf()
+        .map_err(|e| read_error(path, e))?
+        .first()
+        .copied();
+    if head != Some(b'>') {
         // Not FASTA. A file starting with '@' is parsed (as FASTQ) by
         // needletail; let read_fasta say what is wrong with it: it stops at
         // the first record.
-        if got == 1 && head[0] == b'@' {
+        if head == Some(b'@') {
             return Err(match crate::reference::read_fasta(path) {
                 Err(e) => e,
                 Ok(_) => Error::input(path, "this is FASTQ, not FASTA"),
@@ -117,12 +134,14 @@ fn scan(
             "not a FASTA file (it does not start with a '>' header line)",
         ));
     }
-    let input = Cursor::new(head).chain(input);
-    let mut reader = BufReader::with_capacity(chunk, input);
     let mut s = Scanner::new(path, every, threads);
     s.text = text;
+    s.line += skipped_lines;
+    s.header_line += skipped_lines;
     s.warnings.extend(crate::input::truncation_warning(path));
-    let mut consumed = 0u64;
+    // Offsets are of the decompressed stream (the checkpoints', read back
+    // by `read_text_range`), so they count what was skipped.
+    let mut consumed = skipped;
     loop {
         let buf = reader.fill_buf().map_err(|e| read_error(path, e))?;
         if buf.is_empty() {
@@ -1004,6 +1023,12 @@ mod tests {
             b">",
             b">x\nA\n>y\nC>G\n",
             b">x\nAC\n\r>y\nG\n",
+            // What bwa skips before the first header: a byte-order mark,
+            // blank lines and `;` comments.
+            b"\n>a\nACGT\n",
+            b"\xef\xbb\xbf>a\nACGT\n",
+            b"\xef\xbb\xbf\n;comment\n  \t\n\r\n>a\nACGT\nNNac\n>b\nGG\n",
+            b";one\n;two ; >\n>a\nAC\n>b\nNNT\n",
         ];
         for c in cases {
             for chunk in [CHUNK, 1, 2, 5] {
@@ -1046,8 +1071,13 @@ mod tests {
             (b">a\n\n>b\n\n", "no sequence with bases"),
             (b"@r\nACGT\n+\nIIII\n", "FASTQ"),
             (b"\x01\x02\x03\x00binary", "not a FASTA"),
-            (b"\n>a\nACGT\n", "not a FASTA"),
-            (b" >a\nACGT\n", "not a FASTA"),
+            (
+                b" >a\nACGT\n",
+                "line 1: text after spaces before the first '>' header line",
+            ),
+            (b"\xef\xbbX>a\nACGT\n", "not a FASTA"),
+            (b"\xef\xbb\xbf\xef\xbb\xbf>a\nACGT\n", "not a FASTA"),
+            (b";c\nACGT\n>a\nAC\n", "not a FASTA"),
             (b">\nACGT\n", "empty name"),
             (b"> a\nACGT\n", "empty name"),
             (b">*a\nACGT\n", "not a valid SAM reference name"),

@@ -1095,6 +1095,47 @@ fn single_reads_drop_mate_suffixes() {
 /// are skipped, as samtools faidx and dict skip them: the index is the one
 /// of the same FASTA without them, byte for byte, whole-text and in parts,
 /// and the @SQ M5 is samtools dict's (when samtools is installed).
+/// What bwa skips before the first header — a UTF-8 byte-order mark, blank
+/// lines, `;` comment lines — is skipped: the index (whole and in parts,
+/// plain and gzip) is the clean FASTA's, and `check` matches the file.
+#[test]
+fn a_preamble_before_the_first_header_is_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut rng = Rng::new(23);
+    let mut clean = b">a\n".to_vec();
+    for l in rng.bases(700).chunks(70) {
+        clean.extend_from_slice(l);
+        clean.push(b'\n');
+    }
+    clean.extend_from_slice(b">b\nNNACGTTGCA\n");
+    let pre = [&b"\xef\xbb\xbf\n; made by hand\n \t\r\n;\n"[..], &clean].concat();
+    std::fs::write(d.join("clean.fa"), &clean).unwrap();
+    std::fs::write(d.join("pre.fa"), &pre).unwrap();
+    std::fs::write(d.join("pre.fa.gz"), common::gzip(&pre)).unwrap();
+    run_ok(d, &["index", "-q", "clean.fa"], None);
+    let want = std::fs::read(d.join("clean.fa.fmi")).unwrap();
+    for (name, extra) in [
+        ("pre.fa", &[][..]),
+        ("pre.fa.gz", &[][..]),
+        ("pre.fa", &["--max-part", "100", "-p", "parts.fmi"][..]),
+    ] {
+        let mut args = vec!["index", "-q"];
+        args.extend_from_slice(extra);
+        args.push(name);
+        run_ok(d, &args, None);
+        let out = extra
+            .last()
+            .filter(|_| !extra.is_empty())
+            .map_or(format!("{name}.fmi"), |p| p.to_string());
+        assert!(
+            std::fs::read(d.join(&out)).unwrap() == want,
+            "{name} {extra:?}"
+        );
+    }
+    run_ok(d, &["check", "pre.fa"], None);
+}
+
 #[test]
 fn spaces_in_sequence_lines_are_skipped() {
     let dir = tempfile::tempdir().unwrap();
