@@ -971,6 +971,38 @@ fn every_output_is_checked_against_every_input() {
     );
 }
 
+/// `index -p` into a directory that does not exist fails before the
+/// reference is read (it failed after the suffix array), and `index -`
+/// says the reference must be a file.
+#[test]
+fn index_output_checked_before_the_work() {
+    let (dir, _) = setup("lambda_virus.fa");
+    let d = dir.path();
+    let before = common::list_dir(d);
+    for (args, says) in [
+        (
+            &["index", "-p", "no/such/dir/x.fmi", "lambda_virus.fa"][..],
+            "no/such/dir/x.fmi",
+        ),
+        (&["index", "-"][..], "the reference must be a file"),
+    ] {
+        let out = common::run_in(d, args, Some(b">a\nACGT\n"));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            common::describe(args, &out)
+        );
+        assert!(err.contains(says), "{err}");
+        assert!(
+            !err.contains("read 1 sequences"),
+            "the reference was read first: {err}"
+        );
+    }
+    assert_eq!(common::list_dir(d), before);
+}
+
 /// Both mates from named pipes: each input is opened once (nothing opens
 /// a FIFO to peek at it, which would lose what its writer sent or block),
 /// and the SAM is the one from the files.
