@@ -282,6 +282,14 @@ say() {
     printf '%s %.1f %s\n' "$1" "$(seconds "$2" "$(now)")" "$3" | tee -a "$out/summary.txt"
 }
 
+# step_end STEP T0 BAD WHAT: the summary line of a step that ran, `ok`
+# unless BAD names the outcome, saying when `--device gpu` fell back.
+step_end() {
+    local what=$4
+    [ "$gpu" = yes ] || what="$what (no GPU: --device gpu ran on the CPU)"
+    say "$1" "$2" "${3:-ok}: $what"
+}
+
 # Test names in the order they run: the steps of steps::Backend first
 # (smallest inputs), then the algorithms, mapping, memory and parts.
 FIRST_TESTS="gpu:device::radix_sort_matches_cpu gpu:device::scans_match_cpu
@@ -448,12 +456,7 @@ first_index() {
             [ "$b_same" = same ] || bad=FAIL
         fi
     done
-    [ "$gpu" = yes ] || what="$what (no GPU: --device gpu ran on the CPU)"
-    if [ -n "$bad" ]; then
-        say index-chr20 "$t0" "$bad: $what"
-    else
-        say index-chr20 "$t0" "ok: $what"
-    fi
+    step_end index-chr20 "$t0" "$bad" "$what"
 }
 
 # Reads for map-chr20: N reads of 100 bases from chr20 at random places
@@ -606,12 +609,7 @@ first_map_step() {
         what="$what; -v $mode gpu $gw s = $(awk -v n="$reads" -v s="$gw" 'BEGIN { printf "%.0f", n / s }') reads/s (kernel ${gk:-no figure}), cpu -t 16 $m_wall s = $(awk -v n="$reads" -v s="$m_wall" 'BEGIN { printf "%.0f", n / s }') reads/s, $same"
         rm -f "$work/map.$mode.gpu.sam" "$work/map.$mode.cpu.sam"
     done
-    [ "$gpu" = yes ] || what="$what (no GPU: --device gpu ran on the CPU)"
-    if [ -n "$bad" ]; then
-        say map-chr20 "$t0" "$bad: $what"
-    else
-        say map-chr20 "$t0" "ok: $what"
-    fi
+    step_end map-chr20 "$t0" "$bad" "$what"
 }
 
 run_first() {
