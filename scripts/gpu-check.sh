@@ -282,6 +282,22 @@ say() {
     printf '%s %.1f %s\n' "$1" "$(seconds "$2" "$(now)")" "$3" | tee -a "$out/summary.txt"
 }
 
+# logged HEADER: HEADER and a command's stderr ($work/err) into chr20.log.
+logged() {
+    {
+        echo "== $1"
+        cat "$work/err"
+    } >>"$out/chr20.log"
+    rm -f "$work/err"
+}
+
+# no_gpu STEP T0: true, with the step's line said, when there is no GPU and
+# no dry run (GPU_CHECK_DRY) asks for the steps anyway.
+no_gpu() {
+    [ "$gpu" = yes ] || [ -n "${GPU_CHECK_DRY:-}" ] && return 1
+    say "$1" "$2" "skipped: no GPU"
+}
+
 # step_end STEP T0 BAD WHAT: the summary line of a step that ran, `ok`
 # unless BAD names the outcome, saying when `--device gpu` fell back.
 step_end() {
@@ -338,10 +354,7 @@ first_tests() {
     local t0 end t name bin rc passed=0 failed="" skipped=0 timedout="" noskip=""
     t0=$(now)
     end=$(awk -v t="$t0" -v b="${FIRST_TESTS_S:-170}" 'BEGIN { printf "%d", t + b }')
-    if [ "$gpu" != yes ] && [ -z "${GPU_CHECK_DRY:-}" ]; then
-        say tests "$t0" "skipped: no GPU"
-        return
-    fi
+    no_gpu tests "$t0" && return
     : >"$out/tests.log"
     for t in $FIRST_TESTS; do
         bin=${t%%:*} name=${t#*:}
@@ -401,11 +414,7 @@ first_build() {
         cmp -s "$idx" "$work/chr20.cpu.libsais.fmi" && b_same=same || b_same=DIFFERENT
     fi
     b_note=$(grep -E 'device memory|instead|fell back|falling back|notice|error' "$work/err" | tr '\n' ' ')
-    {
-        echo "== index chr20 --device $dev --sa $sa: rc=$b_rc, $b_wall s, peak RSS $(cat "$work/rss" 2>/dev/null) KB, bytes $b_same"
-        cat "$work/err"
-    } >>"$out/chr20.log"
-    rm -f "$work/err"
+    logged "index chr20 --device $dev --sa $sa: rc=$b_rc, $b_wall s, peak RSS $(cat "$work/rss" 2>/dev/null) KB, bytes $b_same"
 }
 
 first_index() {
@@ -413,10 +422,7 @@ first_index() {
     t0=$(now)
     end=$(awk -v t="$t0" -v b="${FIRST_INDEX_S:-150}" 'BEGIN { printf "%d", t + b }')
     step_left() { awk -v e="$end" -v t="$(now)" -v l="$(left)" 'BEGIN { b = int(e - t); if (l < b) b = l; printf "%d", b < 1 ? 1 : b }'; }
-    if [ "$gpu" != yes ] && [ -z "${GPU_CHECK_DRY:-}" ]; then
-        say index-chr20 "$t0" "skipped: no GPU"
-        return
-    fi
+    no_gpu index-chr20 "$t0" && return
     if (($(step_left) < 45)); then
         say index-chr20 "$t0" "skipped: $(step_left) s left for the step, 45 needed"
         return
@@ -535,21 +541,14 @@ first_map() {
     m_rc=${PIPESTATUS[0]}
     m_wall=$(seconds "$s0" "$(now)")
     m_kernel=$(grep -o '[0-9.]* G bases/s' "$work/err" | tail -n 1)
-    {
-        echo "== map -v $mode --device $dev ($reads reads): rc=$m_rc, $m_wall s"
-        cat "$work/err"
-    } >>"$out/chr20.log"
-    rm -f "$work/err"
+    logged "map -v $mode --device $dev ($reads reads): rc=$m_rc, $m_wall s"
 }
 
 first_map_step() {
     local t0 end what="" bad="" mode
     t0=$(now)
     end=$(left)
-    if [ "$gpu" != yes ] && [ -z "${GPU_CHECK_DRY:-}" ]; then
-        say map-chr20 "$t0" "skipped: no GPU"
-        return
-    fi
+    no_gpu map-chr20 "$t0" && return
     if [ ! -s "$work/chr20.cpu.libsais.fmi" ]; then
         say map-chr20 "$t0" "skipped: no chr20 index (index-chr20 did not build it)"
         return

@@ -44,6 +44,28 @@ pub fn out_of_memory() -> bool {
     OUT_OF_MEMORY.load(Ordering::SeqCst)
 }
 
+/// The process's soft limit on its address space (`RLIMIT_AS`, `ulimit -v`)
+/// and on its data (`RLIMIT_DATA`, `ulimit -d`), in bytes; `None` where
+/// unlimited (or elsewhere than Linux). A system call and no allocation:
+/// [`BigPages`] asks it after an allocation failed.
+pub fn process_limits() -> [Option<u64>; 2] {
+    #[cfg(target_os = "linux")]
+    {
+        let limit = |resource| {
+            let mut r = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            // SAFETY: getrlimit writes the one struct it is given.
+            let ok = unsafe { libc::getrlimit(resource, &mut r) } == 0;
+            (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
+        };
+        [limit(libc::RLIMIT_AS), limit(libc::RLIMIT_DATA)]
+    }
+    #[cfg(not(target_os = "linux"))]
+    [None, None]
+}
+
 /// Formats into a buffer on the stack (no allocation: the allocator has
 /// just failed).
 struct StackText {
@@ -78,22 +100,13 @@ fn failed(size: usize) -> ! {
             "fmalign: error: out of memory: {:.1} MiB could not be allocated",
             size as f64 / (1u64 << 20) as f64
         );
-        #[cfg(unix)]
-        for (resource, what) in [
-            (libc::RLIMIT_AS as i32, "address space (ulimit -v)"),
-            (libc::RLIMIT_DATA as i32, "data (ulimit -d)"),
-        ] {
-            let mut r = libc::rlimit {
-                rlim_cur: 0,
-                rlim_max: 0,
-            };
-            // SAFETY: getrlimit writes the one struct it is given.
-            let ok = unsafe { libc::getrlimit(resource as _, &mut r) } == 0;
-            if ok && r.rlim_cur != libc::RLIM_INFINITY {
+        let what = ["address space (ulimit -v)", "data (ulimit -d)"];
+        for (limit, what) in process_limits().into_iter().zip(what) {
+            if let Some(l) = limit {
                 let _ = write!(
                     t,
                     "; the process's {what} is limited to {:.1} MiB",
-                    r.rlim_cur as f64 / (1u64 << 20) as f64
+                    l as f64 / (1u64 << 20) as f64
                 );
             }
         }
@@ -133,18 +146,9 @@ fn checked(p: *mut u8, size: usize) -> *mut u8 {
 /// at the start of `main`, before any thread. A no-op elsewhere.
 pub fn fit_address_space_limit() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        let mut r = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit writes the one struct it is given; mallopt
-        // takes two integers.
-        unsafe {
-            if libc::getrlimit(libc::RLIMIT_AS, &mut r) == 0 && r.rlim_cur != libc::RLIM_INFINITY {
-                libc::mallopt(libc::M_ARENA_MAX, 1);
-            }
-        }
+    if process_limits()[0].is_some() {
+        // SAFETY: mallopt takes two integers.
+        unsafe { libc::mallopt(libc::M_ARENA_MAX, 1) };
     }
 }
 

@@ -26,9 +26,7 @@ pub fn check_full(index: &Index) -> Result<u64> {
     // 1. Occ counts and C: `verify_occ`, already run by `Index::open`.
     // 2. Inverse BWT against the reference, checking the samples on the way.
     let pac = index.pac();
-    let sampled = |i: u64| crate::fm::sample_row(i >> fm.sample_shift, fm.sample_shift, n) == i;
-    let sample = |i: u64| fm.ssa.get((i >> fm.sample_shift) as usize);
-    if sample(0) != n {
+    if fm.sample_at(0) != Some(n) {
         return Err(corrupt("sampled SA entry of row 0 is wrong".into()));
     }
     let mut i = 0u64;
@@ -45,10 +43,9 @@ pub fn check_full(index: &Index) -> Result<u64> {
             )));
         }
         i = fm.lf(i);
-        if sampled(i) && sample(i) != pos {
+        if let Some(s) = fm.sample_at(i).filter(|&s| s != pos) {
             return Err(corrupt(format!(
-                "sampled SA entry of row {i} is {}, expected {pos}",
-                sample(i)
+                "sampled SA entry of row {i} is {s}, expected {pos}"
             )));
         }
     }

@@ -121,7 +121,7 @@ impl Output {
         // `/dev/null`): written in place, opened by the name given, which
         // the kernel resolves as a shell's `>` does (`/dev/stdout` is a
         // link to `/proc/self/fd/1`, whose target `pipe:[N]` is no path).
-        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        if written_in_place(path) {
             let f = std::fs::OpenOptions::new()
                 .write(true)
                 .open(path)
@@ -164,6 +164,14 @@ impl Output {
     }
 }
 
+/// Whether `path` exists and is not a regular file (a pipe, a FIFO, a
+/// terminal, `/dev/null`, a directory; through links, so `/dev/stdout`
+/// too): an output there is opened by its name and written in place, never
+/// through a temporary file renamed over it.
+pub fn written_in_place(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file())
+}
+
 /// Where writing to `path` lands: `path`, or the file a symbolic link there
 /// points to (followed to its end; a link to nothing yet gives where it
 /// points). Outputs are written beside their final name and renamed into
@@ -174,7 +182,7 @@ impl Output {
 /// place.
 pub fn follow_links(path: &Path) -> PathBuf {
     let is_link = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
-    if !is_link(path) || std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+    if !is_link(path) || written_in_place(path) {
         return path.to_owned();
     }
     if let Ok(p) = std::fs::canonicalize(path) {
@@ -302,7 +310,7 @@ pub fn check_outputs(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) -> Res
 /// its directory is missing or not writable. Makes and removes the
 /// temporary file the output will be written through.
 pub fn check_writable(out: &Path) -> Result<()> {
-    if std::fs::metadata(out).is_ok_and(|m| !m.is_file()) {
+    if written_in_place(out) {
         return Ok(());
     }
     let tmp = TempFile::register(temp_path(&follow_links(out)));

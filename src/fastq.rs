@@ -210,8 +210,8 @@ pub struct ReadSource {
     recycle: Arc<Recycle>,
     /// Records read so far by the sequential parser (for messages).
     records: u64,
-    /// A read error of the sequential parser's input, held until the
-    /// records before it are handed out ([`EndAtError`]).
+    /// A read error of the input, held until the records before it are
+    /// handed out ([`EndAtError`]).
     stash: Stash,
 }
 
@@ -219,8 +219,9 @@ pub struct ReadSource {
 type Stash = Arc<std::sync::Mutex<Option<std::io::Error>>>;
 
 /// Its input until that fails, then the end: the error waits in the stash,
-/// so that needletail hands out every record read before it (and does not
-/// report a record cut by it as malformed), and the message can count them.
+/// so that the parser (needletail, or the parser in pieces) hands out every
+/// record read before it (and does not report a record cut by it as
+/// malformed), and the message can count them.
 struct EndAtError {
     input: Box<dyn Read + Send>,
     stash: Stash,
@@ -261,6 +262,8 @@ enum Parser {
 /// the same record on.
 struct Chunked {
     input: Box<dyn Read + Send>,
+    /// Where the input ([`EndAtError`]) leaves its read error.
+    stash: Stash,
     pool: rayon::ThreadPool,
     /// Bytes read and not yet parsed (the first `filled`); they start a
     /// record.
@@ -269,8 +272,8 @@ struct Chunked {
     /// The file line (1-based) of `rest[0]`.
     line: u64,
     eof: bool,
-    /// A read error after the bytes in `rest`: reported once they are
-    /// parsed.
+    /// The read error that ended the input after the bytes in `rest`:
+    /// reported once they are parsed.
     error: Option<std::io::Error>,
     /// Parsed pieces in file order; an error ends the list.
     ready: std::collections::VecDeque<Result<Batch>>,
@@ -327,12 +330,17 @@ impl ReadSource {
                 let mut first = [0u8; 1];
                 let k = crate::input::read_up_to(&mut input, &mut first)
                     .map_err(|e| Error::input(path, io_message(&e, 0)))?;
-                let input: Box<dyn Read + Send> =
-                    Box::new(std::io::Cursor::new(first[..k].to_vec()).chain(input));
+                // Both parsers read through it: a read error waits until
+                // the records before it are handed out, and counts them.
+                let input = EndAtError {
+                    input: Box::new(std::io::Cursor::new(first[..k].to_vec()).chain(input)),
+                    stash: Arc::clone(&stash),
+                };
                 if let Some(piece) = piece.filter(|_| threads >= 2 && first[0] == b'@') {
                     let pool = crate::thread_pool(threads)?;
                     Parser::Chunked(Box::new(Chunked {
-                        input,
+                        input: Box::new(input),
+                        stash: Arc::clone(&stash),
                         pool,
                         rest: Vec::new(),
                         filled: 0,
@@ -345,10 +353,6 @@ impl ReadSource {
                         chunk: threads * piece.max(1),
                     }))
                 } else {
-                    let input = EndAtError {
-                        input,
-                        stash: Arc::clone(&stash),
-                    };
                     Parser::Seq(
                         needletail::parse_fastx_reader(input)
                             .map_err(|e| Error::input(path, read_parse_message(&e)))?,
@@ -494,13 +498,15 @@ impl Chunked {
                     self.rest.resize(self.filled + want, 0);
                 }
                 let end = self.filled + want;
-                // What was read before an error is parsed first, so that
-                // the error counts every record before it.
-                let (got, error) =
-                    read_until_error(&mut self.input, &mut self.rest[self.filled..end]);
+                // The input ends at a read error ([`EndAtError`]): what
+                // was read before it is parsed first, so that the error
+                // counts every record before it.
+                let got =
+                    crate::input::read_up_to(&mut self.input, &mut self.rest[self.filled..end])
+                        .map_err(|e| Error::input(path, io_message(&e, (self.line - 1) / 4)))?;
                 self.filled += got;
                 self.eof = got < want;
-                self.error = error;
+                self.error = self.stash.lock().unwrap_or_else(|p| p.into_inner()).take();
             }
             if self.filled == 0 {
                 return match self.error.take() {
@@ -607,21 +613,6 @@ impl Chunked {
         }
         Ok(true)
     }
-}
-
-/// Reads into `buf` until it is full, the input ends or an error: the bytes
-/// read, and the error if one ended it.
-fn read_until_error(input: &mut impl Read, buf: &mut [u8]) -> (usize, Option<std::io::Error>) {
-    let mut got = 0;
-    while got < buf.len() {
-        match input.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(k) => got += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return (got, Some(e)),
-        }
-    }
-    (got, None)
 }
 
 /// Line ends in `bytes`: byte counts of 255-byte blocks, which the

@@ -177,6 +177,16 @@ pub fn sample_row(k: u64, shift: u32, n: u64) -> u64 {
         }
 }
 
+/// The sampled rows ([`sample_row`]) in `from..to`, in order, of a text of
+/// `n` bases sampled every `2^shift` rows.
+pub fn sampled_rows(from: u64, to: u64, shift: u32, n: u64) -> impl Iterator<Item = u64> {
+    let first = from >> shift;
+    let last = to.div_ceil(1 << shift).min((n >> shift) + 1);
+    (first..last)
+        .map(move |k| sample_row(k, shift, n))
+        .filter(move |r| (from..to).contains(r))
+}
+
 /// The sampled suffix array, in the width the index was built with.
 #[derive(Clone, Copy, Debug)]
 pub enum Ssa<'a> {
@@ -605,6 +615,13 @@ impl FmIndex<'_> {
         lockstep(lanes, &mut walks);
     }
 
+    /// The stored `SA'[i]` when row `i` is the sampled row of its block.
+    #[inline(always)]
+    pub fn sample_at(&self, i: u64) -> Option<u64> {
+        let k = i >> self.sample_shift;
+        (sample_row(k, self.sample_shift, self.n) == i).then(|| self.ssa.get(k as usize))
+    }
+
     /// Where an LF walk that has taken `steps` steps and stands on row `i`
     /// ends: the text position of its start if `i` is sampled or the `$`
     /// row, else `None` (walk on). `u64::MAX`, a position no segment holds,
@@ -612,9 +629,8 @@ impl FmIndex<'_> {
     /// has a cycle without samples gets there.
     #[inline(always)]
     fn walk_end(&self, i: u64, steps: u64) -> Option<u64> {
-        let k = i >> self.sample_shift;
-        if sample_row(k, self.sample_shift, self.n) == i {
-            Some(self.ssa.get(k as usize) + steps)
+        if let Some(p) = self.sample_at(i) {
+            Some(p + steps)
         } else if i == self.primary {
             Some(steps)
         } else if steps > self.n {

@@ -571,7 +571,7 @@ fn index_output(a: &IndexArgs) -> Result<PathBuf> {
     }
     let asked = a.out();
     let out = fmalign::cleanup::follow_links(&asked);
-    if std::fs::metadata(&out).is_ok_and(|m| !m.is_file()) {
+    if fmalign::cleanup::written_in_place(&out) {
         anyhow::bail!(
             "{}: not a regular file; the index is written as a file beside it and renamed into place, so -p must name a file",
             asked.display()

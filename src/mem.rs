@@ -12,45 +12,35 @@ pub fn human_bytes(x: u64) -> String {
     format!("{x} bytes")
 }
 
-/// What the process's own limits leave it: `RLIMIT_AS` (`ulimit -v`, what
-/// batch schedulers set as h_vmem or vmem) less its address space now, and
-/// `RLIMIT_DATA` (`ulimit -d`) less its data now; `None` when neither is
-/// set (or elsewhere than Linux).
+/// What the process's own limits leave it ([`crate::alloc::process_limits`]):
+/// `RLIMIT_AS` (`ulimit -v`, what batch schedulers set as h_vmem or vmem)
+/// less its address space now, and `RLIMIT_DATA` (`ulimit -d`) less its
+/// data now; `None` when neither is set (or elsewhere than Linux).
 pub fn process_limit() -> Option<u64> {
-    #[cfg(target_os = "linux")]
-    {
-        let status = std::fs::read_to_string("/proc/self/status").ok();
-        let used = |key: &str| {
-            status
-                .as_deref()
-                .and_then(|s| {
-                    s.lines()
-                        .find(|l| l.starts_with(key))?
-                        .split_whitespace()
-                        .nth(1)?
-                        .parse::<u64>()
-                        .ok()
-                })
-                .map_or(0, |kb| kb * 1024)
-        };
-        let limit = |resource| {
-            let mut r = libc::rlimit {
-                rlim_cur: 0,
-                rlim_max: 0,
-            };
-            // SAFETY: getrlimit writes the one struct it is given.
-            let ok = unsafe { libc::getrlimit(resource, &mut r) } == 0;
-            (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
-        };
-        let space = limit(libc::RLIMIT_AS).map(|l| l.saturating_sub(used("VmSize:")));
-        let data = limit(libc::RLIMIT_DATA).map(|l| l.saturating_sub(used("VmData:")));
-        match (space, data) {
-            (Some(a), Some(d)) => Some(a.min(d)),
-            (a, d) => a.or(d),
-        }
+    if !cfg!(target_os = "linux") {
+        return None;
     }
-    #[cfg(not(target_os = "linux"))]
-    None
+    let [space, data] = crate::alloc::process_limits();
+    if space.is_none() && data.is_none() {
+        return None;
+    }
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let used = |key| kb_field(&status, key).unwrap_or(0);
+    let space = space.map(|l| l.saturating_sub(used("VmSize:")));
+    let data = data.map(|l| l.saturating_sub(used("VmData:")));
+    [space, data].into_iter().flatten().min()
+}
+
+/// The bytes of a `Key:   N kB` line of a /proc file (`/proc/meminfo`,
+/// `/proc/self/status`).
+fn kb_field(text: &str, key: &str) -> Option<u64> {
+    text.lines()
+        .find(|l| l.starts_with(key))?
+        .split_whitespace()
+        .nth(1)?
+        .parse::<u64>()
+        .ok()
+        .map(|kb| kb * 1024)
 }
 
 /// Memory this process may use: the least of `MemAvailable`, the cgroup
@@ -58,15 +48,9 @@ pub fn process_limit() -> Option<u64> {
 /// `None` when none can be read).
 pub fn available_memory() -> Option<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok();
-    let avail = meminfo.as_deref().and_then(|m| {
-        m.lines()
-            .find(|l| l.starts_with("MemAvailable:"))?
-            .split_whitespace()
-            .nth(1)?
-            .parse::<u64>()
-            .ok()
-            .map(|kb| kb * 1024)
-    });
+    let avail = meminfo
+        .as_deref()
+        .and_then(|m| kb_field(m, "MemAvailable:"));
     let cgroup = std::fs::read_to_string("/sys/fs/cgroup/memory.max")
         .ok()
         .and_then(|s| s.trim().parse::<u64>().ok());

@@ -624,7 +624,7 @@ impl Share<'_> {
             }
             if let Some(shift) = self.shift {
                 let end = self.row + batch.len() as u64;
-                for row in bounded::sampled_rows(self.row, end, shift, self.n) {
+                for row in crate::fm::sampled_rows(self.row, end, shift, self.n) {
                     self.ssa_row(row, batch[(row - self.row) as usize].to_u64())?;
                 }
             }

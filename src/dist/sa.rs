@@ -601,7 +601,7 @@ pub fn fm_share<C: Comm>(comm: &C, n: u64, bwt: &[u8], sa: &[u64], shift: u32) -
         ssa.push((0, n));
     }
     let rows = 1 + off..1 + off + sa.len() as u64;
-    for row in crate::index::bounded::sampled_rows(rows.start, rows.end, shift, n) {
+    for row in crate::fm::sampled_rows(rows.start, rows.end, shift, n) {
         ssa.push((row >> shift, sa[(row - rows.start) as usize]));
     }
     FmShare {

@@ -383,16 +383,6 @@ struct Tables {
     bases: Vec<u8>,
 }
 
-/// The sampled rows ([`crate::fm::sample_row`]) in `from..to`, in order,
-/// of a text of `n` bases sampled every `2^shift` rows.
-pub(crate) fn sampled_rows(from: u64, to: u64, shift: u32, n: u64) -> impl Iterator<Item = u64> {
-    let first = from >> shift;
-    let last = to.div_ceil(1 << shift).min((n >> shift) + 1);
-    (first..last)
-        .map(move |k| crate::fm::sample_row(k, shift, n))
-        .filter(move |r| (from..to).contains(r))
-}
-
 /// The BWT base of the suffix at 0 (the row of `$`): no base in `B`.
 pub(crate) const DOLLAR: u8 = 4;
 
@@ -562,7 +552,9 @@ impl Tables {
                 None => self.push_all(&bases, w)?,
             }
             if let Some(shift) = self.shift {
-                for row in sampled_rows(self.row, self.row + batch.len() as u64, shift, self.n) {
+                for row in
+                    crate::fm::sampled_rows(self.row, self.row + batch.len() as u64, shift, self.n)
+                {
                     self.ssa_row(batch[(row - self.row) as usize].to_u64(), w)?;
                 }
             }
