@@ -13,7 +13,7 @@
 #        wgsim -S 11 -N COUNT -1 100 -2 100 -e 0 -r 0 -R 0 WORK/REF.fa WORK/r1.fq /dev/null
 #      (wgsim drops reads with > 5% N, so reads from the long N runs are absent.)
 #   3. Exact mapping reporting every hit, each timed:
-#        fmalign map -t T -a WORK/REF.fa.fmi WORK/r1.fq -o WORK/fm.sam
+#        fmalign map -t T -v 0 -a WORK/REF.fa.fmi WORK/r1.fq -o WORK/fm.sam
 #        bowtie -p T -v 0 -a --sam -x WORK/bowtie/REF WORK/r1.fq WORK/bt.sam
 #      Reads/s = reads / wall seconds of the whole command (index load included).
 #   4. Hit-set comparison: the set of (QNAME, RNAME, POS, strand) of every mapped
@@ -170,7 +170,7 @@ echo "== mapping (exact, all hits)"
 MAPS=()
 if [[ $SKIP_FMALIGN != 1 ]]; then
     rm -f "$WORK/fm.sam"
-    timed fm-map "$FMALIGN" map -t "$THREADS" -a "$REF.fmi" "$WORK/r1.fq" -o "$WORK/fm.sam"
+    timed fm-map "$FMALIGN" map -t "$THREADS" -v 0 -a "$REF.fmi" "$WORK/r1.fq" -o "$WORK/fm.sam"
     MAPS+=(fm-map)
 fi
 rm -f "$WORK/bt.sam"

@@ -20,8 +20,8 @@ for K in 4 8 16 32 64 128; do
   "$FMALIGN" index -q -t "$THREADS" --sa-sample "$K" -p "$idx" "$WORK/chr20.fa"
   size=$(stat -c %s "$idx")
   ssa=$("$FMALIGN" info "$idx" | awk '$1=="section" && $2=="ssa" {print $3}')
-  t100=$( { /usr/bin/time -f %e "$FMALIGN" map -q -t "$THREADS" -a "$idx" "$WORK/r1.fq" -o /dev/null; } 2>&1 | tail -1)
-  t25=$( { /usr/bin/time -f %e "$FMALIGN" map -q -t "$THREADS" -a "$idx" "$WORK/short25.fq" -o "$WORK/k.sam"; } 2>&1 | tail -1)
+  t100=$( { /usr/bin/time -f %e "$FMALIGN" map -q -t "$THREADS" -v 0 -a "$idx" "$WORK/r1.fq" -o /dev/null; } 2>&1 | tail -1)
+  t25=$( { /usr/bin/time -f %e "$FMALIGN" map -q -t "$THREADS" -v 0 -a "$idx" "$WORK/short25.fq" -o "$WORK/k.sam"; } 2>&1 | tail -1)
   hits=$(grep -vc '^@' "$WORK/k.sam")
   printf '%-6s %12.1f %10.1f %14s %14s %12s\n' "$K" "$(echo "$size/1048576" | bc -l)" "$(echo "$ssa/1048576" | bc -l)" "$t100" "$t25" "$hits"
   rm -f "$idx" "$WORK/k.sam"

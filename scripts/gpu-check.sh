@@ -206,7 +206,7 @@ PY
     # Four copies of the reads: 4M reads, 400 Mbp, two GPU batches (-K 200M).
     for _ in 1 2 3 4; do cat "$work/r1.fq"; done >"$work/r4.fq"
     for dev in cpu gpu; do
-        timeout 200 "${TIME[@]}" -f "%e %M" -o "$work/map.$dev.time" "$fm" map -t 16 --device "$dev" \
+        timeout 200 "${TIME[@]}" -f "%e %M" -o "$work/map.$dev.time" "$fm" map -t 16 --device "$dev" -v 0 \
             "$work/chr20.cpu.libsais.fmi" "$work/r4.fq" 2>"$det/map-$dev.log" | grep -v '^@PG' >"$work/map.$dev.sam"
         echo "map $dev: $(cat "$work/map.$dev.time") (wall s, peak RSS KB; 4M reads of 100 bases) $(grep -E 'kernel|failed' "$det/map-$dev.log" | tr '\n' ' ')" |
             tee -a "$out/bench.tsv"
@@ -214,7 +214,7 @@ PY
     { cmp -s "$work/map.cpu.sam" "$work/map.gpu.sam" && echo "map: same SAM on both devices" ||
         echo "map: SAM DIFFERS between devices"; } | tee -a "$out/bench.tsv"
     # The k-mer table on the device (the cost model: 92 -> 63 B per read base).
-    timeout 200 "${TIME[@]}" -f "%e %M" -o "$work/map.k12.time" "$fm" map -t 16 --device gpu --kmer 12 \
+    timeout 200 "${TIME[@]}" -f "%e %M" -o "$work/map.k12.time" "$fm" map -t 16 --device gpu -v 0 --kmer 12 \
         "$work/chr20.cpu.libsais.fmi" "$work/r4.fq" 2>"$det/map-gpu-kmer12.log" | grep -v '^@PG' >"$work/map.k12.sam"
     echo "map gpu --kmer 12: $(cat "$work/map.k12.time") $(grep -E 'kernel|failed' "$det/map-gpu-kmer12.log" | tr '\n' ' ') $(cmp -s "$work/map.cpu.sam" "$work/map.k12.sam" && echo same SAM || echo SAM DIFFERS)" |
         tee -a "$out/bench.tsv"

@@ -19,7 +19,7 @@ use fmalign::sam::ReadGroup;
 #[command(
     name = "fmalign",
     version,
-    about = "FM-index read aligner: index a FASTA reference, map reads (exact, up to 3 mismatches, or gapped), write SAM or BAM"
+    about = "FM-index read aligner: index a FASTA reference, map reads (gapped, as bwa mem, by default; or ungapped with up to 3 mismatches), write SAM or BAM"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -74,7 +74,7 @@ fn default_threads() -> usize {
 pub enum Command {
     /// Build REF.fa.fmi from a FASTA reference (plain, gzip or BGZF).
     Index(IndexArgs),
-    /// Map FASTQ reads (exact, up to 3 mismatches, or gapped; both strands) and write SAM or BAM.
+    /// Map FASTQ reads and write SAM or BAM: gapped local alignment by default (bwa mem's scores), --end-to-end (bowtie2's), or -v K: ungapped, up to K mismatches (bowtie's; -v 0 exact)
     Map(Box<MapArgs>),
     /// Describe an index: contigs, ambiguous stretches, sampling, sections.
     Info {
@@ -163,22 +163,22 @@ pub struct MapArgs {
     /// Report all alignments (as bowtie -a)
     #[arg(short = 'a', long = "all")]
     pub all: bool,
-    /// Allow up to K mismatches over the whole read, both strands (as bowtie -v K; N in a read is a mismatch)
+    /// Ungapped mode: whole-read alignments with up to K mismatches, both strands (as bowtie -v K; -v 0: exact; N in a read is a mismatch) [default: gapped local alignment]
     #[arg(short = 'v', value_name = "K", value_parser = clap::value_parser!(u8).range(0..=3))]
     pub mismatches: Option<u8>,
     /// Gapped alignment of the whole read: indels allowed, no clipping (bowtie2's default mode; AS:i at most 0)
     #[arg(long = "end-to-end", conflicts_with = "local")]
     pub end_to_end: bool,
-    /// Gapped local alignment: ends may be soft-clipped (as bwa mem; its scores), chimeric parts as supplementary records
+    /// Gapped local alignment, the default: ends may be soft-clipped (as bwa mem; its scores), chimeric parts as supplementary records
     #[arg(long)]
     pub local: bool,
     /// Best alignments first, primary from the fewest mismatches (always on; accepted for bowtie compatibility)
     #[arg(long)]
     pub best: bool,
-    /// Report only alignments of the best stratum (fewest mismatches), as bowtie --strata
+    /// With -v: report only alignments of the best stratum (fewest mismatches), as bowtie --strata
     #[arg(long)]
     pub strata: bool,
-    /// Where to search exact reads: auto = the GPU when one is present (-v K runs on the CPU)
+    /// Where to search with -v K: auto = the GPU when one is present (the gapped modes run on the CPU)
     #[arg(long, value_parser = choice::<Device>(), default_value = Device::Auto.name())]
     pub device: Device,
     /// Search method for -v (benchmarks: every method gives the same alignments)
@@ -316,12 +316,14 @@ impl MapArgs {
             read_group: None,
             no_unal: self.no_unal,
             split_secondary: self.split_secondary,
+            // The default is gapped local alignment (bwa mem's); -v K
+            // selects the ungapped modes.
             gapped: if self.end_to_end {
                 Some(Mode::EndToEnd)
-            } else if self.local {
-                Some(Mode::Local)
-            } else {
+            } else if self.mismatches.is_some() && !self.local {
                 None
+            } else {
+                Some(Mode::Local)
             },
             strata: self.strata,
             search: self.search,
@@ -379,11 +381,18 @@ impl MapArgs {
                 _ => {}
             }
         }
+        // -v selects the ungapped modes; with --local or --end-to-end
+        // named, it is a contradiction.
         let mode = if self.end_to_end {
             "--end-to-end"
         } else if self.local {
             "--local"
         } else {
+            if self.strata && self.mismatches.is_none() {
+                anyhow::bail!(
+                    "--strata applies to -v K (strata are mismatch counts); the default mode is gapped local alignment, ranked by score"
+                );
+            }
             return Ok(());
         };
         if let Some(k) = self.mismatches {

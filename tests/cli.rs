@@ -73,24 +73,28 @@ fn lambda_index_and_map_in_every_mode() {
     std::fs::write(d.join("reads.fq"), fastq_with_comments(&reads)).unwrap();
     let idx = "lambda_virus.fa.fmi";
 
-    let base = stdout_of(d, &["map", "-q", "-t", "1", idx, "reads.fq"]);
+    let base = stdout_of(d, &["map", "-v", "0", "-q", "-t", "1", idx, "reads.fq"]);
     check_records(&refs, &reads, &base, Mode::Best(3));
     // Nothing but the reads decides the output: threads and batch sizes
     // give the same bytes (@PG CL leaves -t/-K/-q out).
     for args in [
-        &["map", "-q", "-t", "2", idx, "reads.fq"][..],
-        &["map", "-q", "-t", "3", idx, "reads.fq"],
-        &["map", "-q", "-K", "1", idx, "reads.fq"],
-        &["map", "-q", "-K", "100", "-t", "3", idx, "reads.fq"],
+        &["map", "-v", "0", "-q", "-t", "2", idx, "reads.fq"][..],
+        &["map", "-v", "0", "-q", "-t", "3", idx, "reads.fq"],
+        &["map", "-v", "0", "-q", "-K", "1", idx, "reads.fq"],
+        &[
+            "map", "-v", "0", "-q", "-K", "100", "-t", "3", idx, "reads.fq",
+        ],
         &[
             "map",
+            "-v",
+            "0",
             "-q",
             "--threads=2",
             "--batch-bases=7",
             idx,
             "reads.fq",
         ],
-        &["map", idx, "reads.fq"],
+        &["map", "-v", "0", idx, "reads.fq"],
     ] {
         assert!(stdout_of(d, args) == base, "{args:?} differs from -t 1");
     }
@@ -105,7 +109,7 @@ fn lambda_index_and_map_in_every_mode() {
     ] {
         let mut all = vec!["map", "-q", "-t", "2"];
         all.extend_from_slice(args);
-        all.extend_from_slice(&[idx, "reads.fq"]);
+        all.extend_from_slice(&["-v", "0", idx, "reads.fq"]);
         let sam = stdout_of(d, &all);
         check_records(&refs, &reads, &sam, mode);
         all[3] = "1";
@@ -124,25 +128,44 @@ fn stdin_output_file_and_gzip_reads() {
     let fq = common::fastq_text(&reads);
     std::fs::write(d.join("reads.fq"), &fq).unwrap();
     std::fs::write(d.join("reads.fq.gz"), common::gzip(&fq)).unwrap();
-    let base = stdout_of(d, &["map", "-q", "-a", "lambda_virus.fa.fmi", "reads.fq"]);
+    let base = stdout_of(
+        d,
+        &[
+            "map",
+            "-v",
+            "0",
+            "-q",
+            "-a",
+            "lambda_virus.fa.fmi",
+            "reads.fq",
+        ],
+    );
     check_records(&refs, &reads, &base, Mode::All);
     let base = without_pg(&base);
 
     let stdin = run_ok(
         d,
-        &["map", "-q", "-a", "lambda_virus.fa.fmi", "-"],
+        &["map", "-v", "0", "-q", "-a", "lambda_virus.fa.fmi", "-"],
         Some(&fq),
     );
     assert!(without_pg(&stdin.stdout) == base, "stdin differs");
     let stdin_gz = run_ok(
         d,
-        &["map", "-q", "-a", "lambda_virus.fa.fmi", "-"],
+        &["map", "-v", "0", "-q", "-a", "lambda_virus.fa.fmi", "-"],
         Some(&common::gzip(&fq)),
     );
     assert!(without_pg(&stdin_gz.stdout) == base, "gzip stdin differs");
     let gz = stdout_of(
         d,
-        &["map", "-q", "-a", "lambda_virus.fa.fmi", "reads.fq.gz"],
+        &[
+            "map",
+            "-v",
+            "0",
+            "-q",
+            "-a",
+            "lambda_virus.fa.fmi",
+            "reads.fq.gz",
+        ],
     );
     assert!(without_pg(&gz) == base, "gzip file differs");
 
@@ -150,6 +173,8 @@ fn stdin_output_file_and_gzip_reads() {
         d,
         &[
             "map",
+            "-v",
+            "0",
             "-q",
             "-a",
             "-o",
@@ -172,6 +197,8 @@ fn stdin_output_file_and_gzip_reads() {
         d,
         &[
             "map",
+            "-v",
+            "0",
             "-q",
             "-k",
             "2",
@@ -190,7 +217,11 @@ fn stdin_output_file_and_gzip_reads() {
     );
 
     // An empty input has a header and no records.
-    let empty = run_ok(d, &["map", "-q", "lambda_virus.fa.fmi", "-"], Some(b""));
+    let empty = run_ok(
+        d,
+        &["map", "-v", "0", "-q", "lambda_virus.fa.fmi", "-"],
+        Some(b""),
+    );
     let (header, recs) = common::parse_sam(&empty.stdout);
     assert!(recs.is_empty() && header.len() == 3, "{header:?}");
 }
@@ -216,7 +247,15 @@ fn fasta_reads() {
     std::fs::write(d.join("reads.fa"), &fa).unwrap();
     let sam = stdout_of(
         d,
-        &["map", "-q", "-a", "human_chrM_NC_012920.fa", "reads.fa"],
+        &[
+            "map",
+            "-v",
+            "0",
+            "-q",
+            "-a",
+            "human_chrM_NC_012920.fa",
+            "reads.fa",
+        ],
     );
     check_records(&refs, &reads, &sam, Mode::All);
 }
@@ -238,7 +277,19 @@ fn chr_m_real_reads() {
         let path = common::test_data(r);
         let p = path.to_str().unwrap();
         let reads = common::parse_fastq(&common::read_maybe_gz(&path));
-        let sam = stdout_of(d, &["map", "-q", "-t", "1", "human_chrM_NC_012920.fa", p]);
+        let sam = stdout_of(
+            d,
+            &[
+                "map",
+                "-v",
+                "0",
+                "-q",
+                "-t",
+                "1",
+                "human_chrM_NC_012920.fa",
+                p,
+            ],
+        );
         check_records(&refs, &reads, &sam, Mode::Best(3));
         let (_, recs) = common::parse_sam(&sam);
         assert!(
@@ -249,6 +300,8 @@ fn chr_m_real_reads() {
             d,
             &[
                 "map",
+                "-v",
+                "0",
                 "-q",
                 "-t",
                 "3",
@@ -372,7 +425,10 @@ fn gzip_reference_and_index_naming() {
     let mut reads = common::sample_reads(&mut rng, &refs, 200);
     common::limit_short(&mut reads, 6, 5);
     std::fs::write(d.join("reads.fq"), common::fastq_text(&reads)).unwrap();
-    let base = stdout_of(d, &["map", "-q", "lambda_virus.fa.fmi", "reads.fq"]);
+    let base = stdout_of(
+        d,
+        &["map", "-v", "0", "-q", "lambda_virus.fa.fmi", "reads.fq"],
+    );
     check_records(&refs, &reads, &base, Mode::Best(3));
     for idx in [
         "lambda_virus.fa",
@@ -380,7 +436,7 @@ fn gzip_reference_and_index_naming() {
         "gz/lambda_virus.fa.gz.fmi",
         "custom.idx",
     ] {
-        let sam = stdout_of(d, &["map", "-q", idx, "reads.fq"]);
+        let sam = stdout_of(d, &["map", "-v", "0", "-q", idx, "reads.fq"]);
         assert!(without_pg(&sam) == without_pg(&base), "INDEX {idx} differs");
     }
 }
@@ -415,9 +471,17 @@ fn wide_positions() {
     std::fs::write(d.join("reads.fq"), common::fastq_text(&reads)).unwrap();
     let narrow = stdout_of(
         d,
-        &["map", "-q", "-a", "human_chrM_NC_012920.fa.fmi", "reads.fq"],
+        &[
+            "map",
+            "-v",
+            "0",
+            "-q",
+            "-a",
+            "human_chrM_NC_012920.fa.fmi",
+            "reads.fq",
+        ],
     );
-    let wide = stdout_of(d, &["map", "-q", "-a", "wide.fmi", "reads.fq"]);
+    let wide = stdout_of(d, &["map", "-v", "0", "-q", "-a", "wide.fmi", "reads.fq"]);
     check_records(&refs, &reads, &wide, Mode::All);
     assert!(without_pg(&narrow) == without_pg(&wide));
 }
@@ -458,6 +522,8 @@ fn ecoli_gzip_reference() {
         d,
         &[
             "map",
+            "-v",
+            "0",
             "-q",
             "-a",
             "-t",
@@ -580,10 +646,34 @@ fn kmer_table_gives_the_same_records() {
     let reads = lambda_reads(&refs);
     std::fs::write(d.join("r.fq"), common::fastq_text(&reads)).unwrap();
     run_ok(d, &["index", "lambda_virus.fa"], None);
-    let plain = stdout_of(d, &["map", "-a", "--kmer", "0", "lambda_virus.fa", "r.fq"]);
+    let plain = stdout_of(
+        d,
+        &[
+            "map",
+            "-v",
+            "0",
+            "-a",
+            "--kmer",
+            "0",
+            "lambda_virus.fa",
+            "r.fq",
+        ],
+    );
     common::check_all_records(&refs, &reads, &plain);
     for k in ["1", "5", "8"] {
-        let with = stdout_of(d, &["map", "-a", "--kmer", k, "lambda_virus.fa", "r.fq"]);
+        let with = stdout_of(
+            d,
+            &[
+                "map",
+                "-v",
+                "0",
+                "-a",
+                "--kmer",
+                k,
+                "lambda_virus.fa",
+                "r.fq",
+            ],
+        );
         assert_eq!(
             common::without_pg(&with),
             common::without_pg(&plain),
@@ -620,7 +710,7 @@ fn reads_over_the_locate_cap_report_real_hits() {
     for (mode, per_read) in [(vec![], 1usize), (vec!["-k", "3"], 3)] {
         let mut args = vec!["map", "--max-locate", "20", "-t", "1"];
         args.extend(&mode);
-        args.extend(["lambda_virus.fa", "r.fq"]);
+        args.extend(["-v", "0", "lambda_virus.fa", "r.fq"]);
         let one = stdout_of(d, &args);
         args[4] = "2";
         assert_eq!(stdout_of(d, &args), one, "output depends on -t");

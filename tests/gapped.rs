@@ -956,7 +956,53 @@ fn real_chrm_pairs_map() {
     }
 }
 
-/// -v and --strata with a gapped mode are errors that say why; the two
+/// The default mode is `--local` (as bwa mem maps real reads): the README's
+/// main job (the real chrM reads, single-end, no option) maps at least 99%
+/// of its reads, with the very records `--local` writes; `-v 0` maps only
+/// the reads that match exactly, fewer. `--device gpu` in the default mode
+/// maps on the CPU with a notice.
+#[test]
+fn default_mode_maps_real_reads_as_local() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(test_data("human_chrM_NC_012920.fa"), d.join("ref.fa")).unwrap();
+    run_ok(d, &["index", "-q", "ref.fa"], None);
+    let r1 = test_data("human_chrM_ERR2438055_R1.fq.gz");
+    let r1 = r1.to_str().unwrap();
+    let body = |args: &[&str]| -> Vec<u8> {
+        let out = run_ok(d, args, None).stdout;
+        out.split_inclusive(|&b| b == b'\n')
+            .filter(|l| !l.starts_with(b"@PG"))
+            .flatten()
+            .copied()
+            .collect()
+    };
+    let default = body(&["map", "-q", "ref.fa", r1]);
+    assert!(
+        default == body(&["map", "-q", "--local", "ref.fa", r1]),
+        "the default mode differs from --local"
+    );
+    let mapped = |sam: &[u8]| {
+        let (_, recs) = parse_sam(sam);
+        let prim: Vec<SamRec> = recs.into_iter().filter(|r| r.flag & 0x900 == 0).collect();
+        let m = prim.iter().filter(|r| !r.unmapped()).count();
+        (m, prim.len())
+    };
+    let (m, n) = mapped(&default);
+    assert!(m * 100 >= n * 99, "default mode: {m} of {n} mapped");
+    let (exact, n0) = mapped(&body(&["map", "-q", "-v", "0", "ref.fa", r1]));
+    assert_eq!(n0, n);
+    assert!(exact < m, "-v 0 maps {exact}, the default {m}");
+    let gpu = run_ok(d, &["map", "--device", "gpu", "ref.fa", r1], None);
+    let err = String::from_utf8_lossy(&gpu.stderr);
+    assert!(
+        err.contains("on the CPU"),
+        "no notice for --device gpu: {err}"
+    );
+}
+
+/// -v and --strata with a gapped mode named are errors that say why, and
+/// so is --strata without -v (the default mode is gapped); the two gapped
 /// modes exclude each other.
 #[test]
 fn bad_option_mixes() {
@@ -977,6 +1023,7 @@ fn bad_option_mixes() {
             "--strata cannot be used with --local",
         ),
         (vec!["--local", "--end-to-end"], "cannot be used with"),
+        (vec!["--strata"], "--strata applies to -v K"),
     ] {
         let mut all = vec!["map"];
         all.extend(args);

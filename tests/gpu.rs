@@ -879,10 +879,12 @@ mod device {
                 .join("\n")
         };
         run(&["index", "-q", "--device", "cpu", "ref.fa"]);
-        let cpu = run(&["map", "-q", "--device", "cpu", "-a", "ref.fa", "r.fq"]);
+        let cpu = run(&[
+            "map", "-q", "--device", "cpu", "-v", "0", "-a", "ref.fa", "r.fq",
+        ]);
         for batch in ["1000", "10000000"] {
             let gpu = run_gpu(&[
-                "map", "-q", "--device", "gpu", "-a", "-K", batch, "ref.fa", "r.fq",
+                "map", "-q", "--device", "gpu", "-v", "0", "-a", "-K", batch, "ref.fa", "r.fq",
             ]);
             assert!(
                 gpu == cpu,
@@ -903,9 +905,13 @@ mod device {
             fq2.push(b'\n');
         }
         std::fs::write(d.join("r2.fq"), &fq2).unwrap();
-        let cpu = run(&["map", "-q", "--device", "cpu", "ref.fa", "r.fq", "r2.fq"]);
+        let cpu = run(&[
+            "map", "-q", "--device", "cpu", "-v", "0", "ref.fa", "r.fq", "r2.fq",
+        ]);
         for batch in [&["-K", "3000"][..], &[][..]] {
-            let mut args = vec!["map", "-q", "--device", "gpu", "ref.fa", "r.fq", "r2.fq"];
+            let mut args = vec![
+                "map", "-q", "--device", "gpu", "-v", "0", "ref.fa", "r.fq", "r2.fq",
+            ];
             args.extend_from_slice(batch);
             assert!(
                 run_gpu(&args) == cpu,
@@ -913,7 +919,7 @@ mod device {
             );
         }
         let gpu = run_gpu(&[
-            "map", "-q", "--device", "gpu", "--kmer", "8", "ref.fa", "r.fq", "r2.fq",
+            "map", "-q", "--device", "gpu", "-v", "0", "--kmer", "8", "ref.fa", "r.fq", "r2.fq",
         ]);
         assert!(gpu == cpu, "--kmer 8 on the device: SAM differs");
         // -v K on the device (seeds, locate, verification), single and pairs.

@@ -275,7 +275,7 @@ proptest! {
         let mut sams = Vec::new();
         for idx in ["ref.fa.fmi", "wide.fmi"] {
             run_ok(d, &["check", "--full", idx], None);
-            let out = run_ok(d, &["map", "-q", "-t", "2", "-a", idx, "reads.fq"], None);
+            let out = run_ok(d, &["map", "-v", "0", "-q", "-t", "2", "-a", idx, "reads.fq"], None);
             common::check_all_records(&refs, &reads, &out.stdout);
             sams.push(common::without_pg(&out.stdout));
         }
@@ -432,7 +432,7 @@ fn real_references_through_binary() {
         let mut reads = common::sample_reads(&mut rng, &refs, 600);
         common::limit_short(&mut reads, 6, 10);
         std::fs::write(d.join("reads.fq"), common::fastq_text(&reads)).unwrap();
-        let out = run_ok(d, &["map", "-q", "-a", name, "reads.fq"], None);
+        let out = run_ok(d, &["map", "-v", "0", "-q", "-a", name, "reads.fq"], None);
         common::check_all_records(&refs, &reads, &out.stdout);
     }
     let (_, refs) = real("human_chrM_NC_012920.fa");
@@ -442,6 +442,8 @@ fn real_references_through_binary() {
         d,
         &[
             "map",
+            "-v",
+            "0",
             "-q",
             "-a",
             "human_chrM_NC_012920.fa.fmi",
@@ -499,6 +501,10 @@ fn many_contigs() {
     std::fs::write(d.join("reads.fq"), common::fastq_text(&reads)).unwrap();
     run_ok(d, &["index", "-q", "many.fa"], None);
     run_ok(d, &["check", "--full", "many.fa"], None);
-    let out = run_ok(d, &["map", "-q", "-a", "many.fa", "reads.fq"], None);
+    let out = run_ok(
+        d,
+        &["map", "-v", "0", "-q", "-a", "many.fa", "reads.fq"],
+        None,
+    );
     common::check_all_records(&refs, &reads, &out.stdout);
 }

@@ -113,7 +113,7 @@ fn wgsim_pairs_map_at_their_truth() {
         eprintln!("wgsim not installed: skipping");
         return;
     }
-    let args = ["map", "-t", "2", "ref.fa", "p1.fq", "p2.fq"];
+    let args = ["map", "-v", "0", "-t", "2", "ref.fa", "p1.fq", "p2.fq"];
     let out = run_ok(d, &args, None);
     let err = String::from_utf8_lossy(&out.stderr);
     let mean: f64 = err
@@ -147,14 +147,18 @@ fn wgsim_pairs_map_at_their_truth() {
     // pairs whatever the batch size).
     let other = run_ok(
         d,
-        &["map", "-t", "1", "-K", "3000", "ref.fa", "p1.fq", "p2.fq"],
+        &[
+            "map", "-v", "0", "-t", "1", "-K", "3000", "ref.fa", "p1.fq", "p2.fq",
+        ],
         None,
     );
     assert_eq!(without_pg(&out.stdout), without_pg(&other.stdout));
     // BAM: samtools reads the same records; flagstat agrees.
     run_ok(
         d,
-        &["map", "-q", "-o", "p.bam", "ref.fa", "p1.fq", "p2.fq"],
+        &[
+            "map", "-v", "0", "-q", "-o", "p.bam", "ref.fa", "p1.fq", "p2.fq",
+        ],
         None,
     );
     assert_eq!(
@@ -209,33 +213,49 @@ fn orientations_windows_and_interleaved_input() {
         }
         ps.iter().filter(|(a, _)| a.flag & 2 != 0).count()
     };
-    assert_eq!(proper(&["map", "ref.fa", "p1.fq", "p2.fq"]), 400);
-    assert_eq!(proper(&["map", "--rf", "ref.fa", "p1.fq", "p2.fq"]), 0);
+    assert_eq!(proper(&["map", "-v", "0", "ref.fa", "p1.fq", "p2.fq"]), 400);
     assert_eq!(
-        proper(&["map", "--rf", "-X", "400", "ref.fa", "rc1.fq", "rc2.fq"]),
-        400
-    );
-    assert_eq!(
-        proper(&["map", "-X", "400", "ref.fa", "rc1.fq", "rc2.fq"]),
+        proper(&["map", "-v", "0", "--rf", "ref.fa", "p1.fq", "p2.fq"]),
         0
     );
     assert_eq!(
-        proper(&["map", "--ff", "-X", "400", "ref.fa", "p1.fq", "rc2.fq"]),
+        proper(&[
+            "map", "-v", "0", "--rf", "-X", "400", "ref.fa", "rc1.fq", "rc2.fq"
+        ]),
         400
     );
     assert_eq!(
-        proper(&["map", "--ff", "-X", "400", "ref.fa", "p1.fq", "p2.fq"]),
+        proper(&["map", "-v", "0", "-X", "400", "ref.fa", "rc1.fq", "rc2.fq"]),
+        0
+    );
+    assert_eq!(
+        proper(&[
+            "map", "-v", "0", "--ff", "-X", "400", "ref.fa", "p1.fq", "rc2.fq"
+        ]),
+        400
+    );
+    assert_eq!(
+        proper(&[
+            "map", "-v", "0", "--ff", "-X", "400", "ref.fa", "p1.fq", "p2.fq"
+        ]),
         0
     );
     // Fragments are 250 ± 20: none fits under 150, none over 400.
-    assert_eq!(proper(&["map", "-X", "150", "ref.fa", "p1.fq", "p2.fq"]), 0);
     assert_eq!(
-        proper(&["map", "-I", "400", "-X", "900", "ref.fa", "p1.fq", "p2.fq"]),
+        proper(&["map", "-v", "0", "-X", "150", "ref.fa", "p1.fq", "p2.fq"]),
+        0
+    );
+    assert_eq!(
+        proper(&[
+            "map", "-v", "0", "-I", "400", "-X", "900", "ref.fa", "p1.fq", "p2.fq"
+        ]),
         0
     );
     let out = run_ok(
         d,
-        &["map", "-I", "100", "-X", "400", "ref.fa", "p1.fq", "p2.fq"],
+        &[
+            "map", "-v", "0", "-I", "100", "-X", "400", "ref.fa", "p1.fq", "p2.fq",
+        ],
         None,
     );
     assert!(!String::from_utf8_lossy(&out.stderr).contains("insert size from"));
@@ -252,28 +272,32 @@ fn orientations_windows_and_interleaved_input() {
         let hi: String = rest.chars().take_while(char::is_ascii_digit).collect();
         (lo.parse().unwrap(), hi.parse().unwrap(), err)
     };
-    let (lo, hi, _) = window(&["map", "ref.fa", "p1.fq", "p2.fq"]);
+    let (lo, hi, _) = window(&["map", "-v", "0", "ref.fa", "p1.fq", "p2.fq"]);
     assert!(lo > 100 && hi < 400, "estimated {lo}..={hi}");
-    let (lo_i, hi_i, err) = window(&["map", "-I", "240", "ref.fa", "p1.fq", "p2.fq"]);
+    let (lo_i, hi_i, err) = window(&["map", "-v", "0", "-I", "240", "ref.fa", "p1.fq", "p2.fq"]);
     assert_eq!((lo_i, hi_i), (240, hi), "{err}");
     assert!(err.contains("-I 240 given"), "{err}");
-    let (lo_x, hi_x, err) = window(&["map", "-X", "260", "ref.fa", "p1.fq", "p2.fq"]);
+    let (lo_x, hi_x, err) = window(&["map", "-v", "0", "-X", "260", "ref.fa", "p1.fq", "p2.fq"]);
     assert_eq!((lo_x, hi_x), (lo, 260), "{err}");
     let (hi_s, lo_s) = (hi.to_string(), lo.to_string());
     assert_eq!(
-        proper(&["map", "-I", "240", "ref.fa", "p1.fq", "p2.fq"]),
-        proper(&["map", "-I", "240", "-X", &hi_s, "ref.fa", "p1.fq", "p2.fq"])
+        proper(&["map", "-v", "0", "-I", "240", "ref.fa", "p1.fq", "p2.fq"]),
+        proper(&[
+            "map", "-v", "0", "-I", "240", "-X", &hi_s, "ref.fa", "p1.fq", "p2.fq"
+        ])
     );
     assert_eq!(
-        proper(&["map", "-X", "260", "ref.fa", "p1.fq", "p2.fq"]),
-        proper(&["map", "-I", &lo_s, "-X", "260", "ref.fa", "p1.fq", "p2.fq"])
+        proper(&["map", "-v", "0", "-X", "260", "ref.fa", "p1.fq", "p2.fq"]),
+        proper(&[
+            "map", "-v", "0", "-I", &lo_s, "-X", "260", "ref.fa", "p1.fq", "p2.fq"
+        ])
     );
     // A bound beyond the estimated other: the window is that one length.
-    let (lo_b, hi_b, _) = window(&["map", "-I", "600", "ref.fa", "p1.fq", "p2.fq"]);
+    let (lo_b, hi_b, _) = window(&["map", "-v", "0", "-I", "600", "ref.fa", "p1.fq", "p2.fq"]);
     assert_eq!((lo_b, hi_b), (600, 600));
     // An RF library mapped as FR: nothing to estimate from, and the notice
     // names the orientation that fits.
-    let (_, _, err) = window(&["map", "ref.fa", "rc1.fq", "rc2.fq"]);
+    let (_, _, err) = window(&["map", "-v", "0", "ref.fa", "rc1.fq", "rc2.fq"]);
     assert!(err.contains("do with --rf"), "{err}");
     // Interleaved: the same records.
     let mut inter = Vec::new();
@@ -282,10 +306,22 @@ fn orientations_windows_and_interleaved_input() {
         inter.push(b.clone());
     }
     std::fs::write(d.join("inter.fq"), fastq_text(&inter)).unwrap();
-    let two = run_ok(d, &["map", "-q", "ref.fa", "p1.fq", "p2.fq"], None);
+    let two = run_ok(
+        d,
+        &["map", "-v", "0", "-q", "ref.fa", "p1.fq", "p2.fq"],
+        None,
+    );
     let one = run_ok(
         d,
-        &["map", "-q", "--interleaved", "ref.fa", "inter.fq"],
+        &[
+            "map",
+            "-v",
+            "0",
+            "-q",
+            "--interleaved",
+            "ref.fa",
+            "inter.fq",
+        ],
         None,
     );
     assert_eq!(records(&two.stdout), records(&one.stdout));
@@ -331,7 +367,7 @@ fn pairs_across_contigs_over_n_and_unmapped() {
     m2.push(read("p4/2", junk(&mut rng)));
     std::fs::write(d.join("m1.fq"), fastq_text(&m1)).unwrap();
     std::fs::write(d.join("m2.fq"), fastq_text(&m2)).unwrap();
-    for extra in [&[][..], &["-v", "2"][..]] {
+    for extra in [&["-v", "0"][..], &["-v", "2"][..]] {
         let mut args = vec!["map", "-q", "-I", "0", "-X", "500"];
         args.extend_from_slice(extra);
         args.extend_from_slice(&["ref.fa", "m1.fq", "m2.fq"]);
@@ -440,7 +476,7 @@ fn secondaries_are_proper_only_beside_the_mate() {
     std::fs::write(d.join("m2.fq"), fastq_text(&m2)).unwrap();
     let (min, max) = (0, 600);
     for mode in [
-        &["-a"][..],
+        &["-v", "0", "-a"][..],
         &["-v", "2", "-a"][..],
         &["-v", "2", "-k", "3"][..],
         &["--end-to-end", "-a"][..],
@@ -528,19 +564,19 @@ fn mismatched_mate_files_are_errors() {
         assert!(!err.contains("panicked"));
     };
     fails(
-        &["map", "ref.fa", "a.fq", "short.fq"],
+        &["map", "-v", "0", "ref.fa", "a.fq", "short.fq"],
         &["short.fq", "ends after 4 reads", "a.fq"],
     );
     fails(
-        &["map", "ref.fa", "short.fq", "a.fq"],
+        &["map", "-v", "0", "ref.fa", "short.fq", "a.fq"],
         &["short.fq", "ends after 4 reads"],
     );
     fails(
-        &["map", "ref.fa", "a.fq", "renamed.fq"],
+        &["map", "-v", "0", "ref.fa", "a.fq", "renamed.fq"],
         &["renamed.fq", "pair 3", "'r2'", "'other'"],
     );
     fails(
-        &["map", "ref.fa", "a.fq", "a.fq"],
+        &["map", "-v", "0", "ref.fa", "a.fq", "a.fq"],
         &["same file", "--interleaved"],
     );
     // An interleaved file out of step: the records named, not "the files".
@@ -555,7 +591,7 @@ fn mismatched_mate_files_are_errors() {
     }
     std::fs::write(d.join("il.fq"), fastq_text(&il)).unwrap();
     fails(
-        &["map", "--interleaved", "ref.fa", "il.fq"],
+        &["map", "-v", "0", "--interleaved", "ref.fa", "il.fq"],
         &[
             "il.fq",
             "pair 3 (records 5 and 6)",
@@ -566,23 +602,25 @@ fn mismatched_mate_files_are_errors() {
     );
     // The same file by another path (it ran, with no pair proper).
     fails(
-        &["map", "ref.fa", "a.fq", "./a.fq"],
+        &["map", "-v", "0", "ref.fa", "a.fq", "./a.fq"],
         &["same file", "--interleaved"],
     );
     #[cfg(unix)]
     {
         std::os::unix::fs::symlink("a.fq", d.join("link.fq")).unwrap();
         fails(
-            &["map", "ref.fa", "a.fq", "link.fq"],
+            &["map", "-v", "0", "ref.fa", "a.fq", "link.fq"],
             &["same file", "--interleaved"],
         );
     }
     fails(
-        &["map", "-X", "100", "ref.fa", "a.fq"],
+        &["map", "-v", "0", "-X", "100", "ref.fa", "a.fq"],
         &["READS2 or --interleaved"],
     );
     fails(
-        &["map", "-I", "300", "-X", "100", "ref.fa", "a.fq", "a.fq"],
+        &[
+            "map", "-v", "0", "-I", "300", "-X", "100", "ref.fa", "a.fq", "a.fq",
+        ],
         &["-I 300 is larger than -X 100"],
     );
     // Mate names that differ only by /1 and /2 pair up.
@@ -601,10 +639,14 @@ fn mismatched_mate_files_are_errors() {
     let odd = [&w1[0], &w2[0], &w1[1], &w2[1], &w1[2]].map(|r| r.clone());
     std::fs::write(d.join("odd.fq"), fastq_text(&odd)).unwrap();
     fails(
-        &["map", "--interleaved", "ref.fa", "odd.fq"],
+        &["map", "-v", "0", "--interleaved", "ref.fa", "odd.fq"],
         &["odd.fq", "odd number of records (5)"],
     );
-    let out = run_ok(d, &["map", "-q", "ref.fa", "s1.fq", "s2.fq"], None);
+    let out = run_ok(
+        d,
+        &["map", "-v", "0", "-q", "ref.fa", "s1.fq", "s2.fq"],
+        None,
+    );
     let (_, recs) = parse_sam(&out.stdout);
     assert_eq!(recs.len(), 10);
     assert!(

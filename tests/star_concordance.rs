@@ -52,7 +52,14 @@ fn chr20_rnaseq_reads_agree_with_star() {
     let reads = common::test_data("human_chr20_rnaseq_60bp.fq");
     let out = run_ok(
         d,
-        &["map", "-q", fmi.to_str().unwrap(), reads.to_str().unwrap()],
+        &[
+            "map",
+            "-v",
+            "0",
+            "-q",
+            fmi.to_str().unwrap(),
+            reads.to_str().unwrap(),
+        ],
         None,
     );
     let (_, recs) = common::parse_sam(&out.stdout);

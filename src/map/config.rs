@@ -87,8 +87,8 @@ pub struct MapConfig {
     pub device: Device,
     /// SAM text or BAM.
     pub format: OutputFormat,
-    /// Gapped alignment (`--end-to-end`, `--local`); `None`: ungapped
-    /// (exact or `-v K`).
+    /// Gapped alignment (`--local`, the default, or `--end-to-end`);
+    /// `None`: ungapped (`-v K`, exact with 0).
     pub gapped: Option<crate::align::Mode>,
     /// `-R`: the `@RG` line in the header and `RG:Z` on every record.
     pub read_group: Option<crate::sam::ReadGroup>,
@@ -248,7 +248,7 @@ impl Default for MapConfig {
             search: SearchMode::Verify,
             device: Device::Auto,
             format: OutputFormat::Sam,
-            gapped: None,
+            gapped: Some(crate::align::Mode::Local),
             read_group: None,
             no_unal: false,
             split_secondary: false,

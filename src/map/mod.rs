@@ -490,7 +490,7 @@ pub fn map_reads_with<W: Write + Send>(
     }
     if cfg.gapped.is_some() && !crate::align::cpu_supported() {
         return Err(Error::Usage(
-            "--end-to-end and --local need a CPU with AVX2 (the SIMD this build's aligner uses)"
+            "gapped alignment (the default mode, --local, --end-to-end) needs a CPU with AVX2 (the SIMD this build's aligner uses); -v K maps ungapped on any CPU"
                 .into(),
         ));
     }
@@ -718,7 +718,10 @@ fn open_device(
     }
     if cfg.gapped.is_some() {
         if cfg.device == Device::Gpu {
-            notices.push("gapped alignment runs on the CPU (not yet on the GPU)".into());
+            notices.push(
+                "gapped alignment (the default mode) runs on the CPU, not yet on the GPU; -v K searches on the GPU"
+                    .into(),
+            );
         }
         return None;
     }
@@ -962,6 +965,7 @@ mod tests {
                 max_locate: 30,
                 report: Report::UpTo(3),
                 mismatches,
+                gapped: None,
                 ..MapConfig::default()
             };
             let mut seqs: Vec<&[u8]> = (0..b1.len()).map(|i| b1.get(i).seq).collect();
@@ -1015,6 +1019,7 @@ mod tests {
             let cfg = MapConfig {
                 threads: 1,
                 max_locate,
+                gapped: None,
                 ..MapConfig::default()
             };
             map_single(&index, &fq, &cfg)
@@ -1070,6 +1075,7 @@ mod tests {
             threads: 1,
             max_locate: want as u64,
             report: Report::UpTo(want),
+            gapped: None,
             ..MapConfig::default()
         };
         let (_, sam) = map_single(&index, &copies(&unit, reads), &cfg);
