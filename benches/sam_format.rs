@@ -1,6 +1,7 @@
-//! Why SAM records are formatted by hand: the same mapped records written by
-//! fmalign's formatter and by noodles-sam's writer (from `RecordBuf`s built
-//! per record, as a mapper would), one thread.
+//! Why records are written by hand: the same mapped records written as SAM
+//! by fmalign's formatter (`map::push_sam`) and by noodles-sam's writer, and
+//! as BAM by fmalign's encoder (`map::push_bam`) and noodles-bam's (from
+//! `RecordBuf`s built per record, as a mapper would), one thread.
 //!
 //! cargo bench --bench sam_format
 
@@ -15,10 +16,9 @@ use sam::alignment::record::{Flags, MappingQuality};
 use sam::alignment::record_buf::data::field::Value;
 use sam::header::record::value::{Map, map::ReferenceSequence};
 
-use fmalign::dna;
-use fmalign::read::{Hit, ReadView};
+use fmalign::map::{Cigar, Record, Tags, push_bam, push_sam};
+use fmalign::read::Hit;
 use fmalign::reference::{Contig, Layout};
-use fmalign::sam::{MappedFields, push_mapped};
 
 const READS: usize = 200_000;
 
@@ -70,49 +70,42 @@ fn main() {
         })
         .collect();
 
-    // A 2-bit text holding each read as aligned (reverse-complemented for
-    // reverse hits), so that every record has MD:Z:100, as an exact mapper's.
-    let text: Vec<u8> = reads
-        .iter()
-        .flat_map(|(_, seq, _, hit)| {
-            let fwd = dna::codes(seq);
-            if hit.rev {
-                dna::reverse_complement(&fwd)
-            } else {
-                fwd
-            }
-        })
-        .collect();
-    let pac = dna::pack(&text);
-
-    let t = Instant::now();
-    let mut ours = Vec::with_capacity(READS * 300);
-    for (name, seq, qual, hit) in &reads {
-        let read = ReadView {
+    fn record((name, seq, qual, hit): &(String, Vec<u8>, Vec<u8>, Hit)) -> Record<'_> {
+        Record {
             name: name.as_bytes(),
+            flag: if hit.rev { 16 } else { 0 },
+            place: Some((0, hit.pos)),
+            mapq: 37,
+            cigar: Cigar::Matched(100),
+            next: None,
+            tlen: 0,
             seq,
             qual: Some(qual),
-        };
-        push_mapped(
-            &mut ours,
-            &read,
-            hit,
-            MappedFields {
-                secondary: false,
-                mapq: 37,
-                hits: 1,
-                suboptimal: None,
-                xa: &[],
+            tags: Tags {
+                nm: Some(0),
+                md: Some(b"100"),
+                x0: Some(1),
+                ..Tags::default()
             },
-            None,
-            &layout,
-            &pac,
-        );
+        }
+    }
+    let t = Instant::now();
+    let mut ours = Vec::with_capacity(READS * 300);
+    for r in &reads {
+        push_sam(&mut ours, &record(r), &layout, None);
     }
     let ours_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let mut ours_bam = Vec::with_capacity(READS * 200);
+    for r in &reads {
+        push_bam(&mut ours_bam, &record(r), None).unwrap();
+    }
+    let ours_bam_s = t.elapsed().as_secs_f64();
 
     let t = Instant::now();
     let mut writer = sam::io::Writer::new(Vec::with_capacity(READS * 300));
+    let mut bam = noodles_bam::io::Writer::from(Vec::with_capacity(READS * 200));
+    let mut bam_s = 0.0;
     for (name, seq, qual, hit) in &reads {
         let (seq, qual): (Vec<u8>, Vec<u8>) = if hit.rev {
             (
@@ -145,25 +138,40 @@ fn main() {
             .set_quality_scores(qual.into())
             .set_data(
                 [
-                    (Tag::EDIT_DISTANCE, Value::from(0u8)),
+                    (Tag::EDIT_DISTANCE, Value::Int32(0)),
                     (Tag::MISMATCHED_POSITIONS, Value::from("100")),
-                    (Tag::from([b'X', b'0']), Value::from(1u8)),
+                    (Tag::from([b'X', b'0']), Value::Int32(1)),
                 ]
                 .into_iter()
                 .collect(),
             )
             .build();
         writer.write_alignment_record(&header, &record).unwrap();
+        let b = Instant::now();
+        bam.write_alignment_record(&header, &record).unwrap();
+        bam_s += b.elapsed().as_secs_f64();
     }
+    let noodles_s = t.elapsed().as_secs_f64() - bam_s;
     let theirs = writer.into_inner();
-    let noodles_s = t.elapsed().as_secs_f64();
+    let theirs_bam = bam.into_inner();
 
     assert_eq!(ours.len(), theirs.len(), "both write the same records");
+    assert_eq!(
+        ours_bam.len(),
+        theirs_bam.len(),
+        "both encode the same records"
+    );
     println!(
         "{READS} records of 100 bp: fmalign formatter {:.0} k records/s ({:.0} MB/s), noodles RecordBuf + writer {:.0} k records/s; ratio {:.1}x",
         READS as f64 / ours_s / 1e3,
         ours.len() as f64 / ours_s / 1e6,
         READS as f64 / noodles_s / 1e3,
         noodles_s / ours_s
+    );
+    println!(
+        "BAM: fmalign encoder {:.0} k records/s, noodles-bam encoder (RecordBuf given) {:.0} k records/s; ratio {:.1}x",
+        READS as f64 / ours_bam_s / 1e3,
+        READS as f64 / bam_s / 1e3,
+        bam_s / ours_bam_s
     );
 }

@@ -133,14 +133,13 @@ pub fn index(data: &[u8]) -> bool {
     true
 }
 
-/// SAM formatter: the reads of `data` (as FASTQ) written unmapped and
-/// mapped on a small reference; noodles (the library the formatter
-/// replaces) must parse every record, with the same name and lengths.
+/// Records: the reads of `data` (as FASTQ) written unmapped and mapped on a
+/// small reference, as SAM (`map::push_sam`) and BAM (`map::push_bam`);
+/// noodles (the library the writers replace) must parse every SAM record,
+/// with the same name and lengths, and encode it to the very BAM bytes.
 pub fn sam(data: &[u8]) -> bool {
-    use fmalign::read::Hit;
-    use fmalign::sam::{
-        MappedFields, MateCigar, MateFields, header, push_mapped, push_unmapped, push_unmapped_mate,
-    };
+    use fmalign::map::{Cigar, Mate, Record, Tags, push_bam, push_sam};
+    use fmalign::sam::header;
     let Ok(mut src) =
         fmalign::fastq::ReadSource::from_reader(Cursor::new(data.to_vec()), Path::new("r.fq"))
     else {
@@ -156,67 +155,90 @@ pub fn sam(data: &[u8]) -> bool {
     ]
     .concat();
     let r = fmalign::reference::read_fasta_from(Cursor::new(fa), Path::new("ref.fa")).unwrap();
-    let pac = fmalign::dna::pack(&r.text);
     let mut out = header(&r.layout, "fmalign map ref.fa r.fq").unwrap();
+    let bam_header = noodles_sam::io::Reader::new(&out[..])
+        .read_header()
+        .expect("the header parses");
     let mut expect = Vec::new();
+    let push = |out: &mut Vec<u8>, rec: &Record<'_>| {
+        let start = out.len();
+        push_sam(out, rec, &r.layout, None);
+        let mut bam = Vec::new();
+        // The reader keeps reads BAM can hold (names, qualities).
+        push_bam(&mut bam, rec, None).expect("BAM holds the record");
+        let line = &out[start..];
+        let mut reader = noodles_sam::io::Reader::new(line);
+        let mut record = noodles_sam::Record::default();
+        reader.read_record(&mut record).expect("the record parses");
+        let mut theirs = noodles_bam::io::Writer::from(Vec::new());
+        use noodles_sam::alignment::io::Write as _;
+        theirs
+            .write_alignment_record(&bam_header, &record)
+            .expect("noodles encodes it");
+        assert!(
+            bam == theirs.into_inner(),
+            "BAM differs from noodles': {}",
+            String::from_utf8_lossy(line)
+        );
+    };
     while let Ok(Some(batch)) = src.next_batch(256) {
         for i in 0..batch.len() {
             let read = batch.get(i);
-            push_unmapped(&mut out, &read);
+            push(&mut out, &Record::unmapped(&read, None));
             expect.push((read.name.to_vec(), read.seq.len()));
             // An unmapped mate placed beside its mapped mate, or not placed.
             let placed = (i % 2 == 1).then_some((0u32, i as u64 % 300));
-            let mate = MateFields {
+            let mate = Mate {
                 flag: 0x1 | 0x80 | if placed.is_some() { 0x20 } else { 0x8 },
-                contig: placed.map(|p| p.0),
-                pos: placed.map_or(0, |p| p.1),
+                next: placed,
                 tlen: 0,
-                cigar: placed.map_or(MateCigar::None, |_| MateCigar::Matched(i as u64 % 200 + 1)),
+                mc: placed.map_or(Cigar::None, |_| Cigar::Matched(i as u32 % 200 + 1)),
             };
-            push_unmapped_mate(&mut out, &read, &mate, placed, &r.layout);
+            push(&mut out, &Record::unmapped(&read, Some(mate)));
             expect.push((read.name.to_vec(), read.seq.len()));
             let len = read.seq.len() as u64;
             if len == 0 || len > 300 {
                 continue;
             }
             let pos = (i as u64 * 13) % (300 - len + 1);
-            let hit = |pos: u64, rev: bool| Hit {
-                nm: (i % 4) as u8,
-                contig: 0,
-                pos,
-                rev,
-                text_pos: pos,
-            };
-            let alt = [hit(300 - len, i % 3 == 0)];
-            push_mapped(
-                &mut out,
-                &read,
-                &hit(pos, i % 2 == 1),
-                MappedFields {
-                    secondary: i % 5 == 0,
-                    mapq: (i % 61) as u8,
-                    hits: 1 + i % 3,
-                    suboptimal: (i % 2 == 0).then_some(i % 7),
-                    xa: if i % 2 == 0 { &alt } else { &[] },
+            // Every third record a paired one: mate on this or the last
+            // contig, or unmapped.
+            let mate = (i % 3 == 0).then(|| Mate {
+                flag: 0x1 | 0x40 | if i % 2 == 0 { 0x2 | 0x20 } else { 0x8 },
+                next: (i % 2 == 0)
+                    .then_some(((i % r.layout.contigs.len()) as u32, (i as u64 * 7) % 1000)),
+                tlen: if i % 4 == 0 { -(i as i64) } else { i as i64 },
+                mc: if i % 2 == 0 {
+                    Cigar::Matched(i as u32 % 150 + 1)
+                } else {
+                    Cigar::None
                 },
-                // Every third record a paired one: mate on this or the
-                // last contig, or unmapped.
-                (i % 3 == 0)
-                    .then(|| MateFields {
-                        flag: 0x1 | 0x40 | if i % 2 == 0 { 0x2 | 0x20 } else { 0x8 },
-                        contig: (i % 2 == 0).then_some((i % r.layout.contigs.len()) as u32),
-                        pos: (i as u64 * 7) % 1000,
-                        tlen: if i % 4 == 0 { -(i as i64) } else { i as i64 },
-                        cigar: if i % 2 == 0 {
-                            MateCigar::Matched(i as u64 % 150 + 1)
-                        } else {
-                            MateCigar::None
-                        },
-                    })
-                    .as_ref(),
-                &r.layout,
-                &pac,
-            );
+            });
+            let m = mate.unwrap_or_default();
+            let md = format!("{}A0", len - 1);
+            let rec = Record {
+                name: read.name,
+                flag: (if i % 2 == 1 { 16 } else { 0 })
+                    | (if i % 5 == 0 { 0x100 } else { 0 })
+                    | m.flag,
+                place: Some((0, pos)),
+                mapq: (i % 61) as u8,
+                cigar: Cigar::Matched(len as u32),
+                next: m.next,
+                tlen: m.tlen,
+                seq: read.seq,
+                qual: read.qual,
+                tags: Tags {
+                    nm: Some((i % 4) as u32),
+                    md: Some(md.as_bytes()),
+                    x0: Some(1 + i as u64 % 3),
+                    x1: (i % 2 == 0).then_some(i as u64 % 7),
+                    mc: m.mc,
+                    xa: if i % 2 == 0 { b"chr1,+1,5M,1;" } else { b"" },
+                    ..Tags::default()
+                },
+            };
+            push(&mut out, &rec);
             expect.push((read.name.to_vec(), read.seq.len()));
         }
     }

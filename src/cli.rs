@@ -10,7 +10,7 @@ use fmalign::Choice;
 use fmalign::align::Mode;
 use fmalign::device::Device;
 use fmalign::index::{DEFAULT_SA_SAMPLE, DistAlgorithm, IndexConfig};
-use fmalign::map::{MapConfig, OutputFormat, PairConfig, Report, SearchMode};
+use fmalign::map::{CopyPaths, MapConfig, OutputFormat, PairConfig, Report, SearchMode};
 use fmalign::pair::Orientation;
 use fmalign::sa::SaAlgorithm;
 use fmalign::sam::ReadGroup;
@@ -327,6 +327,7 @@ impl MapArgs {
             },
             strata: self.strata,
             search: self.search,
+            copies: self.copies(),
             device: self.device,
             format: self.output_fmt.unwrap_or_else(|| {
                 let bam = self
@@ -340,6 +341,16 @@ impl MapArgs {
                     OutputFormat::Sam
                 }
             }),
+        }
+    }
+
+    /// The files of --un, --al, --un-conc and --al-conc.
+    pub fn copies(&self) -> CopyPaths {
+        CopyPaths {
+            un: self.un.clone(),
+            al: self.al.clone(),
+            un_conc: self.un_conc.clone(),
+            al_conc: self.al_conc.clone(),
         }
     }
 

@@ -11,7 +11,7 @@ use clap::Parser;
 
 use fmalign::cleanup::Output;
 use fmalign::index::{Index, IndexConfig, build_file};
-use fmalign::map::{Reads, map_reads_with};
+use fmalign::map::{Reads, map_reads};
 
 mod cli;
 
@@ -200,6 +200,7 @@ fn run_map(mut a: MapArgs) -> Result<()> {
     let mut cfg = a.config();
     cfg.read_group = a.read_group()?;
     let pairing = a.pairing()?;
+    cfg.copies.check(pairing.is_some())?;
     let t = Instant::now();
     let index_path = resolve_index(&a.index)?;
     let sam_path = map_output(&a, &index_path)?;
@@ -256,23 +257,11 @@ fn run_map(mut a: MapArgs) -> Result<()> {
     };
     let cl = cli::command_line();
     let paired = source.pairing().is_some();
-    let mut copies = ReadCopies::open(&a, paired)?;
     let mut output = Output::create(sam_path.as_deref())?;
     let name = output.name().to_owned();
     let writer = std::io::BufWriter::with_capacity(1 << 20, output.writer());
-    let mut copy = |aligned: bool, mate: usize, fastq: &[u8]| copies.write(aligned, mate, fastq);
-    let stats = map_reads_with(
-        &index,
-        source,
-        writer,
-        &name,
-        &cfg,
-        &cl,
-        &progress,
-        copies_wanted(&a).then_some(&mut copy as _),
-    )?;
+    let stats = map_reads(&index, source, writer, &name, &cfg, &cl, &progress)?;
     output.finish()?;
-    copies.finish()?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -324,136 +313,6 @@ fn run_map(mut a: MapArgs) -> Result<()> {
         ),
     );
     Ok(())
-}
-
-/// Whether any of --un, --al, --un-conc, --al-conc was given.
-fn copies_wanted(a: &MapArgs) -> bool {
-    a.un.is_some() || a.al.is_some() || a.un_conc.is_some() || a.al_conc.is_some()
-}
-
-/// One file of --un/--al/--un-conc/--al-conc: written like -o (a temporary
-/// name, renamed at the end), gzip when its name ends in .gz.
-struct CopyFile {
-    out: Output,
-    gz: Option<flate2::write::GzEncoder<Vec<u8>>>,
-}
-
-impl CopyFile {
-    fn create(path: &Path) -> Result<CopyFile> {
-        let gz = path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
-            .then(|| flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default()));
-        let stdout = path == Path::new("-");
-        Ok(CopyFile {
-            out: Output::create((!stdout).then_some(path))?,
-            gz,
-        })
-    }
-
-    fn write(&mut self, data: &[u8]) -> Result<()> {
-        let name = self.out.name().to_owned();
-        let io = |e| fmalign::Error::io(&name, e);
-        match &mut self.gz {
-            Some(z) => {
-                z.write_all(data).map_err(io)?;
-                let buf = z.get_mut();
-                self.out.writer().write_all(buf).map_err(io)?;
-                buf.clear();
-            }
-            None => self.out.writer().write_all(data).map_err(io)?,
-        }
-        Ok(())
-    }
-
-    fn finish(mut self) -> Result<()> {
-        if let Some(z) = self.gz.take() {
-            let name = self.out.name().to_owned();
-            let rest = z.finish().map_err(|e| fmalign::Error::io(&name, e))?;
-            self.out
-                .writer()
-                .write_all(&rest)
-                .map_err(|e| fmalign::Error::io(&name, e))?;
-        }
-        self.out.finish()?;
-        Ok(())
-    }
-}
-
-/// The files reads are copied to by outcome: `[not aligned, aligned]`, each
-/// one file per mate.
-struct ReadCopies {
-    files: [Vec<CopyFile>; 2],
-}
-
-impl ReadCopies {
-    fn open(a: &MapArgs, paired: bool) -> Result<ReadCopies> {
-        if paired && (a.un.is_some() || a.al.is_some()) {
-            anyhow::bail!(
-                "--un and --al are for single-end reads; for pairs use --un-conc and --al-conc"
-            );
-        }
-        if !paired && (a.un_conc.is_some() || a.al_conc.is_some()) {
-            anyhow::bail!(
-                "--un-conc and --al-conc are for pairs; for single-end reads use --un and --al"
-            );
-        }
-        let files = |single: &Option<PathBuf>, conc: &Option<PathBuf>| -> Result<Vec<CopyFile>> {
-            match (single, conc) {
-                (Some(p), _) => Ok(vec![CopyFile::create(p)?]),
-                (None, Some(p)) => [1, 2]
-                    .iter()
-                    .map(|&m| CopyFile::create(&mate_path(p, m)))
-                    .collect(),
-                (None, None) => Ok(Vec::new()),
-            }
-        };
-        Ok(ReadCopies {
-            files: [files(&a.un, &a.un_conc)?, files(&a.al, &a.al_conc)?],
-        })
-    }
-
-    fn write(&mut self, aligned: bool, mate: usize, fastq: &[u8]) -> fmalign::Result<()> {
-        match self.files[usize::from(aligned)].get_mut(mate) {
-            Some(f) => f
-                .write(fastq)
-                .map_err(|e| match e.downcast::<fmalign::Error>() {
-                    Ok(e) => e,
-                    Err(e) => fmalign::Error::Usage(e.to_string()),
-                }),
-            None => Ok(()),
-        }
-    }
-
-    fn finish(self) -> Result<()> {
-        for f in self.files.into_iter().flatten() {
-            f.finish()?;
-        }
-        Ok(())
-    }
-}
-
-/// The file of mate `m` for --un-conc/--al-conc PATH: `%` replaced by the
-/// mate number, else `.1`/`.2` before the extension (`.gz` kept last), as
-/// bowtie2 names them.
-fn mate_path(p: &Path, m: u32) -> PathBuf {
-    let s = p.to_string_lossy();
-    if s.contains('%') {
-        return PathBuf::from(s.replace('%', &m.to_string()));
-    }
-    let name = p
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let (stem, ext) = {
-        let core = name.strip_suffix(".gz").unwrap_or(&name);
-        let gz = if core.len() < name.len() { ".gz" } else { "" };
-        match core.rfind('.') {
-            Some(i) if i > 0 => (core[..i].to_owned(), format!("{}{gz}", &core[i..])),
-            _ => (core.to_owned(), gz.to_owned()),
-        }
-    };
-    p.with_file_name(format!("{stem}.{m}{ext}"))
 }
 
 fn run_info(path: &Path) -> Result<()> {
@@ -599,16 +458,7 @@ fn map_output(a: &MapArgs, index: &Path) -> Result<Option<PathBuf>> {
     let sam = a.output.as_deref().unwrap_or(stdout);
     let sam_opt = if a.output.is_some() { "-o" } else { "the SAM" };
     let mut outputs: Vec<(&str, PathBuf)> = vec![(sam_opt, sam.to_owned())];
-    for (opt, path) in [("--un", &a.un), ("--al", &a.al)] {
-        if let Some(p) = path {
-            outputs.push((opt, p.clone()));
-        }
-    }
-    for (opt, path) in [("--un-conc", &a.un_conc), ("--al-conc", &a.al_conc)] {
-        if let Some(p) = path {
-            outputs.extend([1, 2].map(|m| (opt, mate_path(p, m))));
-        }
-    }
+    outputs.extend(a.copies().files());
     let outputs: Vec<(&str, &Path)> = outputs.iter().map(|(o, p)| (*o, p.as_path())).collect();
     let mut inputs = vec![("the index", index), ("the reads", a.reads.as_path())];
     if a.index != index {

@@ -201,3 +201,48 @@ fn modules_import_one_way_in_data_flow_order() {
         wrong.join("\n")
     );
 }
+
+/// The rooms of `src/map/`, bottom to top: a file may use (`super::x`) only
+/// the files before it; `mod.rs`, the pipeline, sits above them all.
+const MAP_ROOMS: &[&str] = &[
+    "cuda", "summary", "config", "record", "output", "find", "extend", "select", "mates", "batch",
+    "ungapped", "gapped",
+];
+
+/// Inside `map/` the files import one another by name, one way, and none
+/// imports its parent by glob (`use super::*`), outside its tests.
+#[test]
+fn map_rooms_import_one_way_and_by_name() {
+    let dir = src().join("map");
+    let mut checked = 0;
+    for (k, room) in MAP_ROOMS.iter().enumerate() {
+        let text = std::fs::read_to_string(dir.join(format!("{room}.rs"))).unwrap();
+        let code = production_code(&text);
+        assert!(
+            !code.contains("use super::*"),
+            "map/{room}.rs imports its parent by glob"
+        );
+        let mut from = 0;
+        while let Some(i) = code[from..].find("super::") {
+            let name = first_segment(&code[from + i + "super::".len()..]);
+            from += i + "super::".len();
+            let at = MAP_ROOMS.iter().position(|r| *r == name);
+            assert!(
+                at.is_some_and(|a| a < k),
+                "map/{room}.rs uses super::{name}, which is not a room below it ({MAP_ROOMS:?})"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 10, "only {checked} imports found");
+    // Every room is listed.
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "mod.rs")
+        .collect();
+    files.sort();
+    let mut listed: Vec<String> = MAP_ROOMS.iter().map(|r| format!("{r}.rs")).collect();
+    listed.sort();
+    assert_eq!(files, listed, "map/'s files and MAP_ROOMS differ");
+}

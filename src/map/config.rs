@@ -7,6 +7,7 @@ use crate::fastq::{PairSource, ReadSource};
 #[cfg(not(feature = "gpu"))]
 use crate::fm::Interval;
 use crate::pair::Window;
+use std::path::{Path, PathBuf};
 
 #[cfg(feature = "gpu")]
 use super::cuda;
@@ -98,6 +99,9 @@ pub struct MapConfig {
     /// `-M`: the other part of a chimeric read (`--local`) flagged 0x100
     /// instead of 0x800, as bwa mem -M.
     pub split_secondary: bool,
+    /// Copies of the reads by outcome (`--un`, `--al`, `--un-conc`,
+    /// `--al-conc`).
+    pub copies: CopyPaths,
 }
 
 /// Options of paired-end mapping.
@@ -252,6 +256,7 @@ impl Default for MapConfig {
             read_group: None,
             no_unal: false,
             split_secondary: false,
+            copies: Default::default(),
         }
     }
 }
@@ -353,4 +358,77 @@ impl MapStats {
         self.summary.add(&other.summary);
         self.status.extend_from_slice(&other.status);
     }
+}
+
+/// Where the reads are copied by outcome: `--un`/`--al` (single reads) and
+/// `--un-conc`/`--al-conc` (pairs: one file per mate, see [`mate_path`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CopyPaths {
+    pub un: Option<PathBuf>,
+    pub al: Option<PathBuf>,
+    pub un_conc: Option<PathBuf>,
+    pub al_conc: Option<PathBuf>,
+}
+
+impl CopyPaths {
+    /// Whether any copy is asked for.
+    pub fn any(&self) -> bool {
+        self.un.is_some() || self.al.is_some() || self.un_conc.is_some() || self.al_conc.is_some()
+    }
+
+    /// The files they name, with their options: one per mate for the pairs'.
+    pub fn files(&self) -> Vec<(&'static str, PathBuf)> {
+        let mut out = Vec::new();
+        for (opt, path) in [("--un", &self.un), ("--al", &self.al)] {
+            if let Some(p) = path {
+                out.push((opt, p.clone()));
+            }
+        }
+        for (opt, path) in [("--un-conc", &self.un_conc), ("--al-conc", &self.al_conc)] {
+            if let Some(p) = path {
+                out.extend([1, 2].map(|m| (opt, mate_path(p, m))));
+            }
+        }
+        out
+    }
+
+    /// An error when the copies asked for do not suit the input (`paired`).
+    pub fn check(&self, paired: bool) -> Result<()> {
+        if paired && (self.un.is_some() || self.al.is_some()) {
+            return Err(Error::Usage(
+                "--un and --al are for single-end reads; for pairs use --un-conc and --al-conc"
+                    .into(),
+            ));
+        }
+        if !paired && (self.un_conc.is_some() || self.al_conc.is_some()) {
+            return Err(Error::Usage(
+                "--un-conc and --al-conc are for pairs; for single-end reads use --un and --al"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The file of mate `m` for --un-conc/--al-conc PATH: `%` replaced by the
+/// mate number, else `.1`/`.2` before the extension (`.gz` kept last), as
+/// bowtie2 names them.
+pub fn mate_path(p: &Path, m: u32) -> PathBuf {
+    let s = p.to_string_lossy();
+    if s.contains('%') {
+        return PathBuf::from(s.replace('%', &m.to_string()));
+    }
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (stem, ext) = {
+        let core = name.strip_suffix(".gz").unwrap_or(&name);
+        let gz = if core.len() < name.len() { ".gz" } else { "" };
+        match core.rfind('.') {
+            Some(i) if i > 0 => (core[..i].to_owned(), format!("{}{gz}", &core[i..])),
+            _ => (core.to_owned(), gz.to_owned()),
+        }
+    };
+    p.with_file_name(format!("{stem}.{m}{ext}"))
 }

@@ -3,6 +3,7 @@
 //! `--max-locate` cap, the segment filter.
 
 use crate::dna;
+use crate::error::{Error, Result};
 use crate::fm::{BackwardSearch, EMPTY, FmIndex, Interval, RankIndex};
 use crate::index::Index;
 use crate::kmer::KmerTable;
@@ -10,11 +11,165 @@ use crate::read::{Hit, Strand};
 use crate::search::{self, BiIndex, Found};
 use crate::segments::Segments;
 
-use super::*;
+use super::config::{Dev, MapConfig, SearchMode};
 
 /// Searches in flight at once: enough independent Occ-line loads to hide
 /// memory latency (measured in docs/BENCHMARKS.md).
 pub(super) const INTERLEAVE: usize = 64;
+
+/// FNV-1a of the read name: picks the primary among equal hits, the same
+/// way on every run and every machine.
+pub(super) fn name_hash(name: &[u8]) -> u64 {
+    crate::fnv1a(name)
+}
+
+/// The hits of a chunk of reads, and what it took.
+pub(super) struct ChunkHits {
+    /// Per read.
+    pub(super) hits: Vec<ReadHits>,
+    /// Rows located.
+    pub(super) located: u64,
+}
+
+/// The hits of each of `seqs` (read names `names`, for the sampled
+/// start); `pre`: their intervals and located positions from the device
+/// ([`BatchHits::chunk`]), else searched here.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn chunk_hits(
+    seqs: &[&[u8]],
+    names: &[&[u8]],
+    bi: &BiIndex<'_>,
+    index: &Index,
+    table: &KmerTable,
+    cfg: &MapConfig,
+    pre: Option<(Vec<Strands>, Vec<u64>)>,
+) -> ChunkHits {
+    let fm = bi.fwd;
+    let pac = index.pac();
+    let (found, positions) = match pre {
+        Some((found, pos)) => (found, Some(pos)),
+        None => (
+            find_many(bi, pac, table, seqs, cfg.mismatches, cfg.search),
+            None,
+        ),
+    };
+    let rows = |k: usize| rows_of(&found[k]);
+    let cap = cfg.locate_cap();
+    let all = locate_all_on(&fm, positions, &index.segments, seqs, &found, |k| {
+        rows(k) <= cap
+    });
+    let mut located = all.rows;
+    let hits = all
+        .hits
+        .into_iter()
+        .enumerate()
+        .map(|(k, all)| {
+            if rows(k) <= cap {
+                ReadHits::All(all)
+            } else {
+                let (best, next) = strata_rows(&found[k]);
+                let start = name_hash(names[k]) % best;
+                let want = cfg.records_per_read();
+                let len = seqs[k].len();
+                let s = sample_hits(&fm, &index.segments, len, &found[k], start, want, cap);
+                located += s.located;
+                ReadHits::Sampled {
+                    hits: s.hits,
+                    best,
+                    next,
+                }
+            }
+        })
+        .collect();
+    ChunkHits { hits, located }
+}
+
+/// What the device found for a whole batch, read by read (the batch's
+/// reads, then the mates'): both strands' alignments (intervals and, for
+/// `-v K`, verified positions), and the text positions of the rows of reads
+/// with at most `--max-locate` rows, in the order [`locate_all_on`] lists
+/// them.
+pub(super) struct BatchHits {
+    pub(super) found: Vec<Strands>,
+    /// Read `k`'s positions are `pos[at[k]..at[k + 1]]`.
+    pub(super) at: Vec<usize>,
+    pub(super) pos: Vec<u64>,
+}
+
+/// The device's part of mapping a batch, one pass over every read of it for
+/// each step: the exact search of both strands; for `-v K` the seeds'
+/// search, locate and verification ([`search::SeedEngine`]).
+pub(super) trait BatchSearch: crate::search::SeedEngine {
+    /// `[forward, reverse]` intervals per read, as [`search_intervals`].
+    fn exact_reads(&self, reads: &[&[u8]]) -> Result<Vec<[Interval; 2]>>;
+}
+
+impl BatchSearch for Dev {
+    fn exact_reads(&self, reads: &[&[u8]]) -> Result<Vec<[Interval; 2]>> {
+        self.exact_batch(reads)
+    }
+}
+
+impl BatchHits {
+    /// Searches and locates `reads` on `dev` with up to `cfg.mismatches`
+    /// (seed and verify: the search schemes of repeated seeds run here on
+    /// `bi`, as on the CPU path); reads with more than the locate cap rows
+    /// are left to [`sample_hits`] on the CPU, as in [`chunk_hits`].
+    pub(super) fn search(
+        dev: &impl BatchSearch,
+        bi: &BiIndex<'_>,
+        reads: &[&[u8]],
+        cfg: &MapConfig,
+    ) -> Result<Self> {
+        let cap = cfg.locate_cap();
+        let found: Vec<Strands> = if cfg.mismatches == 0 {
+            dev.exact_reads(reads)?
+                .into_iter()
+                .map(Strands::exact)
+                .collect()
+        } else {
+            let codes = strand_codes(reads);
+            let patterns: Vec<&[u8]> = codes.iter().map(|c| c.as_slice()).collect();
+            into_strands(crate::search::search_verify_with(
+                dev,
+                bi,
+                &patterns,
+                cfg.mismatches,
+                VERIFY_MAX,
+            )?)
+        };
+        let mut rows = Vec::new();
+        let mut at = Vec::with_capacity(reads.len() + 1);
+        at.push(0);
+        for st in &found {
+            if rows_of(st) <= cap {
+                push_rows(st, &mut rows);
+            }
+            at.push(rows.len());
+        }
+        let pos = dev.locate(&rows)?;
+        if pos.len() != rows.len() {
+            return Err(Error::Gpu(format!(
+                "locate returned {} positions for {} rows",
+                pos.len(),
+                rows.len()
+            )));
+        }
+        Ok(BatchHits { found, at, pos })
+    }
+
+    /// The alignments and positions of the reads `ranges` (in that order),
+    /// for [`chunk_hits`].
+    pub(super) fn chunk(&self, ranges: &[std::ops::Range<usize>]) -> (Vec<Strands>, Vec<u64>) {
+        let mut found = Vec::new();
+        let mut pos = Vec::new();
+        for r in ranges {
+            found.extend_from_slice(&self.found[r.clone()]);
+            pos.extend_from_slice(&self.pos[self.at[r.start]..self.at[r.end]]);
+        }
+        (found, pos)
+    }
+}
 
 /// Backward search of every read on both strands, `INTERLEAVE` searches in
 /// lockstep ([`RankIndex::backward_search_many`]). Each search starts with

@@ -1,450 +1,68 @@
-//! Mapping: batches of reads (single or paired) → search on both strands
-//! (exact: interleaved backward search, on the GPU with `--device gpu`;
-//! `-v K`: [`crate::search`]) → locate (at most `--max-locate` rows per read
-//! outside `-a`) → filter (segments) → primary, MAPQ, pairing → SAM or BAM,
-//! strictly in input order.
+//! Mapping, one pipeline for every mode: batches of reads (single or
+//! paired) → find ([`find`]: exact and `-v K` backward search, on the GPU
+//! with `--device gpu`; [`extend`]: gapped seeds and extension) → choose
+//! ([`select`]: primary, MAPQ; [`mates`]: pairs, rescue) → records
+//! ([`record`]: typed, written as SAM text or BAM), strictly in input order.
+//! [`batch`] drives a batch through a mode ([`ungapped`], [`gapped`]).
 //!
-//! Three stages overlap: a reader thread parses batch k+1 while rayon
-//! searches and formats batch k and a writer thread writes batch k-1. A
-//! read's records depend only on the read and the index, so the output is
-//! byte-identical for any thread count and batch size.
+//! Three stages overlap: a reader thread parses batch k+1 while rayon maps
+//! batch k and a writer thread writes batch k-1 (with a device, a search
+//! stage between reader and mapper). A read's records depend only on the
+//! read and the index, so the output is byte-identical for any thread
+//! count and batch size.
 
+mod batch;
+mod config;
 #[cfg(feature = "gpu")]
 pub mod cuda;
+mod extend;
+mod find;
+mod gapped;
+mod mates;
+mod output;
+mod record;
+mod select;
+mod summary;
+mod ungapped;
 
 use std::io::Write;
 use std::time::Instant;
 
 use crossbeam_channel::bounded;
-use rayon::prelude::*;
 
 use crate::device::{Device, Ran};
 use crate::error::{Error, Result};
 use crate::fastq::Batch;
-use crate::fm::Interval;
 use crate::index::Index;
 use crate::kmer::KmerTable;
-use crate::pair::{Orientation, Window};
-use crate::read::{ReadView, base_name};
-use crate::sam::{self};
+use crate::sam;
 use crate::search::BiIndex;
 
-mod choose;
-mod config;
-mod find;
-mod gapped;
-mod summary;
-mod write;
-
-use choose::*;
-pub use config::*;
-pub use find::*;
+use batch::{Writing, map_batch};
+use config::Dev;
+pub use config::{
+    CPU_BATCH_BASES, CopyPaths, GPU_BATCH_BASES, MapConfig, MapStats, OutputFormat, PairConfig,
+    Reads, Report, SearchMode, mate_path,
+};
+use find::BatchHits;
+pub use find::{
+    Strands, VERIFY_MAX, count_steps, exact_hits, exact_hits_many, find_many, hits_many,
+    search_intervals,
+};
+use output::{BGZF_BLOCK, BGZF_EOF, ReadCopies, compress_blocks, output_header};
+pub use record::{Cigar, Mate, Record, Tags, push_bam, push_sam};
+pub use select::{MAPQ_MAX, e2e_cap, gapped_mapq, mapq};
 pub use summary::Summary;
-use write::*;
-
-/// Reads per formatting chunk: large enough to amortise, small enough to
-/// balance across threads.
-const CHUNK_READS: usize = 256;
-
-/// The hits of a chunk of reads, and what it took.
-struct ChunkHits {
-    /// Per read.
-    hits: Vec<ReadHits>,
-    /// Rows located.
-    located: u64,
-}
-
-/// The hits of each of `seqs` (read names `names`, for the sampled
-/// start); `pre`: their intervals and located positions from the device
-/// ([`BatchHits::chunk`]), else searched here.
-#[allow(clippy::too_many_arguments)]
-fn chunk_hits(
-    seqs: &[&[u8]],
-    names: &[&[u8]],
-    bi: &BiIndex<'_>,
-    index: &Index,
-    table: &KmerTable,
-    cfg: &MapConfig,
-    pre: Option<(Vec<Strands>, Vec<u64>)>,
-) -> ChunkHits {
-    let fm = bi.fwd;
-    let pac = index.pac();
-    let (found, positions) = match pre {
-        Some((found, pos)) => (found, Some(pos)),
-        None => (
-            find_many(bi, pac, table, seqs, cfg.mismatches, cfg.search),
-            None,
-        ),
-    };
-    let rows = |k: usize| rows_of(&found[k]);
-    let cap = cfg.locate_cap();
-    let all = locate_all_on(&fm, positions, &index.segments, seqs, &found, |k| {
-        rows(k) <= cap
-    });
-    let mut located = all.rows;
-    let hits = all
-        .hits
-        .into_iter()
-        .enumerate()
-        .map(|(k, all)| {
-            if rows(k) <= cap {
-                ReadHits::All(all)
-            } else {
-                let (best, next) = strata_rows(&found[k]);
-                let start = name_hash(names[k]) % best;
-                let want = cfg.records_per_read();
-                let len = seqs[k].len();
-                let s = sample_hits(&fm, &index.segments, len, &found[k], start, want, cap);
-                located += s.located;
-                ReadHits::Sampled {
-                    hits: s.hits,
-                    best,
-                    next,
-                }
-            }
-        })
-        .collect();
-    ChunkHits { hits, located }
-}
 
 /// A batch (and its mates) with what the device found for it, or why it
 /// found nothing.
 type Staged = ((Batch, Option<Batch>), Option<BatchHits>, Option<String>);
 
-/// What the device found for a whole batch, read by read (the batch's
-/// reads, then the mates'): both strands' alignments (intervals and, for
-/// `-v K`, verified positions), and the text positions of the rows of reads
-/// with at most `--max-locate` rows, in the order [`locate_all_on`] lists
-/// them.
-pub(super) struct BatchHits {
-    found: Vec<Strands>,
-    /// Read `k`'s positions are `pos[at[k]..at[k + 1]]`.
-    at: Vec<usize>,
-    pos: Vec<u64>,
-}
-
-/// The device's part of mapping a batch, one pass over every read of it for
-/// each step: the exact search of both strands; for `-v K` the seeds'
-/// search, locate and verification ([`search::SeedEngine`]).
-pub(super) trait BatchSearch: crate::search::SeedEngine {
-    /// `[forward, reverse]` intervals per read, as [`search_intervals`].
-    fn exact_reads(&self, reads: &[&[u8]]) -> Result<Vec<[Interval; 2]>>;
-}
-
-impl BatchSearch for Dev {
-    fn exact_reads(&self, reads: &[&[u8]]) -> Result<Vec<[Interval; 2]>> {
-        self.exact_batch(reads)
-    }
-}
-
-impl BatchHits {
-    /// Searches and locates `reads` on `dev` with up to `cfg.mismatches`
-    /// (seed and verify: the search schemes of repeated seeds run here on
-    /// `bi`, as on the CPU path); reads with more than the locate cap rows
-    /// are left to [`sample_hits`] on the CPU, as in [`chunk_hits`].
-    pub(super) fn search(
-        dev: &impl BatchSearch,
-        bi: &BiIndex<'_>,
-        reads: &[&[u8]],
-        cfg: &MapConfig,
-    ) -> Result<Self> {
-        let cap = cfg.locate_cap();
-        let found: Vec<Strands> = if cfg.mismatches == 0 {
-            dev.exact_reads(reads)?
-                .into_iter()
-                .map(Strands::exact)
-                .collect()
-        } else {
-            let codes = strand_codes(reads);
-            let patterns: Vec<&[u8]> = codes.iter().map(|c| c.as_slice()).collect();
-            into_strands(crate::search::search_verify_with(
-                dev,
-                bi,
-                &patterns,
-                cfg.mismatches,
-                VERIFY_MAX,
-            )?)
-        };
-        let mut rows = Vec::new();
-        let mut at = Vec::with_capacity(reads.len() + 1);
-        at.push(0);
-        for st in &found {
-            if rows_of(st) <= cap {
-                push_rows(st, &mut rows);
-            }
-            at.push(rows.len());
-        }
-        let pos = dev.locate(&rows)?;
-        if pos.len() != rows.len() {
-            return Err(Error::Gpu(format!(
-                "locate returned {} positions for {} rows",
-                pos.len(),
-                rows.len()
-            )));
-        }
-        Ok(BatchHits { found, at, pos })
-    }
-
-    /// The alignments and positions of the reads `ranges` (in that order),
-    /// for [`chunk_hits`].
-    fn chunk(&self, ranges: &[std::ops::Range<usize>]) -> (Vec<Strands>, Vec<u64>) {
-        let mut found = Vec::new();
-        let mut pos = Vec::new();
-        for r in ranges {
-            found.extend_from_slice(&self.found[r.clone()]);
-            pos.extend_from_slice(&self.pos[self.at[r.start]..self.at[r.end]]);
-        }
-        (found, pos)
-    }
-}
-
-/// Searches and formats one batch in parallel (single reads, or pairs when
-/// `mates` and their pairing are given); returns the SAM text (one buffer per chunk) in input
-/// order and the batch's counters. For pairs, `window` is the insert-size
-/// window; when it is still unknown it is estimated from the first
-/// [`crate::pair::ESTIMATE_PAIRS`] pairs of this (the first) batch, with a
-/// notice. `pre`: the batch's hits from the device (exact search), else
-/// the CPU searches.
-#[allow(clippy::too_many_arguments)]
-fn process_batch(
-    batch: &Batch,
-    mates: Option<(&Batch, &PairConfig)>,
-    index: &Index,
-    table: &KmerTable,
-    cfg: &MapConfig,
-    pre: Option<&BatchHits>,
-    bam: Option<&noodles_sam::Header>,
-    window: &mut Option<Window>,
-    status: bool,
-) -> std::io::Result<(Vec<Vec<u8>>, MapStats)> {
-    if let Some(mode) = cfg.gapped {
-        let mut stats = MapStats::default();
-        let chunks = gapped::process_batch(
-            batch,
-            mates,
-            index,
-            cfg,
-            mode,
-            bam,
-            window,
-            &mut stats.notices,
-            status,
-        )?;
-        return Ok((gather(chunks, &mut stats), stats));
-    }
-    let bi = BiIndex {
-        fwd: index.fm(),
-        rev: index.rev_fm(),
-    };
-    let mut stats = MapStats::default();
-    let finish = |out: &mut Vec<u8>, st: &mut MapStats| {
-        finish_chunk(out, st, cfg, bam, status, mates.is_some())
-    };
-    let chunks: Vec<(Vec<u8>, MapStats)> = match mates {
-        None => (0..batch.len().div_ceil(CHUNK_READS))
-            .into_par_iter()
-            .map(|c| {
-                let mut out = Vec::with_capacity(CHUNK_READS * 400);
-                let mut st = MapStats::default();
-                let range = c * CHUNK_READS..((c + 1) * CHUNK_READS).min(batch.len());
-                let reads: Vec<ReadView<'_>> = range
-                    .clone()
-                    .map(|i| batch.get(i).named_as_in_sam())
-                    .collect();
-                let seqs: Vec<&[u8]> = reads.iter().map(|r| r.seq).collect();
-                let names: Vec<&[u8]> = reads.iter().map(|r| r.name).collect();
-                let pre = pre.map(|p| p.chunk(std::slice::from_ref(&range)));
-                let found = chunk_hits(&seqs, &names, &bi, index, table, cfg, pre);
-                st.located += found.located;
-                for (read, found) in reads.iter().zip(&found.hits) {
-                    let w = format_read(
-                        &mut out,
-                        read,
-                        shown(read, found, cfg).as_ref(),
-                        cfg,
-                        index,
-                        None,
-                    );
-                    st.reads += 1;
-                    st.bases += read.seq.len() as u64;
-                    st.mapped += (w > 0) as u64;
-                    st.alignments += w as u64;
-                    st.summary.single(found.count());
-                }
-                finish(&mut out, &mut st)?;
-                Ok((out, st))
-            })
-            .collect::<std::io::Result<_>>()?,
-        Some((mates, pairing)) => {
-            let per = CHUNK_READS / 2;
-            // Hits of both mates of every pair, chunk by chunk.
-            let found: Vec<ChunkHits> = (0..batch.len().div_ceil(per))
-                .into_par_iter()
-                .map(|c| {
-                    let range = c * per..((c + 1) * per).min(batch.len());
-                    let reads: Vec<ReadView<'_>> = range
-                        .clone()
-                        .map(|i| batch.get(i))
-                        .chain(range.clone().map(|i| mates.get(i)))
-                        .collect();
-                    let seqs: Vec<&[u8]> = reads.iter().map(|r| r.seq).collect();
-                    let names: Vec<&[u8]> = reads.iter().map(|r| base_name(r.name)).collect();
-                    // The device's list holds the batch's reads, then the mates'.
-                    let n = batch.len();
-                    let pre =
-                        pre.map(|p| p.chunk(&[range.clone(), n + range.start..n + range.end]));
-                    chunk_hits(&seqs, &names, &bi, index, table, cfg, pre)
-                })
-                .collect();
-            if window.is_none() {
-                let w = estimate_window(batch, mates, &found, per, pairing, &mut stats.notices);
-                *window = Some(w);
-            }
-            let window = window.expect("set above");
-            found
-                .into_par_iter()
-                .enumerate()
-                .map(|(c, found)| {
-                    let mut out = Vec::with_capacity(CHUNK_READS * 400);
-                    let mut st = MapStats {
-                        located: found.located,
-                        ..MapStats::default()
-                    };
-                    let hits = &found.hits;
-                    let start = c * per;
-                    let n = hits.len() / 2;
-                    for k in 0..n {
-                        let (r1, r2) = (batch.get(start + k), mates.get(start + k));
-                        let w = format_pair(
-                            &mut out,
-                            &r1,
-                            &r2,
-                            &hits[k],
-                            &hits[n + k],
-                            cfg,
-                            pairing,
-                            window,
-                            index,
-                        );
-                        st.reads += 2;
-                        st.bases += (r1.seq.len() + r2.seq.len()) as u64;
-                        st.mapped += (w.mate1 > 0) as u64 + (w.mate2 > 0) as u64;
-                        st.alignments += (w.mate1 + w.mate2) as u64;
-                        st.pairs += 1;
-                        st.proper += u64::from(w.proper);
-                        st.summary
-                            .pair(w.pairs_found, hits[k].count(), hits[n + k].count());
-                    }
-                    finish(&mut out, &mut st)?;
-                    Ok((out, st))
-                })
-                .collect::<std::io::Result<_>>()?
-        }
-    };
-    Ok((gather(chunks, &mut stats), stats))
-}
-
-/// The insert-size window from the first [`crate::pair::ESTIMATE_PAIRS`]
-/// pairs of the first batch whose mates both have one best hit: the
-/// fragments they form in the library's orientation (see
-/// [`crate::pair::estimate`]); [`crate::pair::DEFAULT_WINDOW`] with too
-/// few. Reports what it found in `notices`.
-fn estimate_window(
-    batch: &Batch,
-    mates: &Batch,
-    found: &[ChunkHits],
-    per: usize,
-    pairing: &PairConfig,
-    notices: &mut Vec<String>,
-) -> Window {
-    let want = crate::pair::ESTIMATE_PAIRS.min(batch.len());
-    // The one best hit of a mate, if it has exactly one.
-    let unique = |h: &ReadHits| match h {
-        ReadHits::All(v) if !v.is_empty() && v.get(1).is_none_or(|x| x.nm > v[0].nm) => Some(v[0]),
-        _ => None,
-    };
-    let pairs = (0..want).filter_map(|k| {
-        let hits = &found[k / per].hits;
-        let n = hits.len() / 2;
-        let (a, b) = (unique(&hits[k % per])?, unique(&hits[n + k % per])?);
-        let (l1, l2) = (batch.get(k).seq.len() as u64, mates.get(k).seq.len() as u64);
-        Some(move |o| crate::pair::fragment(&a, l1, &b, l2, o))
-    });
-    let (fragments, counts) = tally_fragments(pairs, pairing.orientation);
-    estimated_window(&fragments, want, pairing, &counts, notices)
-}
-
-/// The first pairs' fragments for the estimate, each pair given as its
-/// fragment in an orientation (`None`: it forms none): those in the
-/// `expected` orientation, and how many pairs each orientation would make
-/// (fragments over [`crate::pair::ESTIMATE_MAX_FRAGMENT`] left out).
-pub(super) fn tally_fragments<F: Fn(Orientation) -> Option<u64>>(
-    pairs: impl Iterator<Item = F>,
-    expected: Orientation,
-) -> (Vec<u64>, Vec<(Orientation, usize)>) {
-    let mut fragments = Vec::new();
-    let mut counts: Vec<(Orientation, usize)> = <Orientation as crate::Choice>::ALL
-        .iter()
-        .map(|&o| (o, 0))
-        .collect();
-    for fragment_in in pairs {
-        for (o, n) in &mut counts {
-            if let Some(f) = fragment_in(*o).filter(|&f| f <= crate::pair::ESTIMATE_MAX_FRAGMENT) {
-                *n += 1;
-                if *o == expected {
-                    fragments.push(f);
-                }
-            }
-        }
-    }
-    (fragments, counts)
-}
-
-/// The window from `fragments` (of the first `want` pairs), or the default
-/// with too few, with the bound given on the command line, if one was, in
-/// place of its own; what was found goes in `notices`, with the orientation
-/// the library seems to have when it is not the one expected (`counts`:
-/// the pairs each orientation would make proper).
-fn estimated_window(
-    fragments: &[u64],
-    want: usize,
-    pairing: &PairConfig,
-    counts: &[(Orientation, usize)],
-    notices: &mut Vec<String>,
-) -> Window {
-    match crate::pair::estimate(fragments) {
-        Some(e) => {
-            let (w, given) = pairing.with_given(e.window);
-            notices.push(format!(
-                "insert size from {} of the first {want} pairs: mean {:.1}, sd {:.1}; proper pairs {}..={} ({given})",
-                e.pairs, e.mean, e.sd, w.min, w.max
-            ));
-            w
-        }
-        None => {
-            let (w, given) = pairing.with_given(crate::pair::DEFAULT_WINDOW);
-            let hint = counts
-                .iter()
-                .filter(|&&(o, n)| o != pairing.orientation && n >= crate::pair::ESTIMATE_MIN)
-                .max_by_key(|&&(_, n)| n)
-                .map_or(String::new(), |&(o, n)| {
-                    let o = crate::Choice::name(o);
-                    format!(" ({n} do with --{o}: is the library {}?)", o.to_uppercase())
-                });
-            notices.push(format!(
-                "insert size: only {} of the first {want} pairs map uniquely in the expected orientation{hint}, too few to estimate; proper pairs {}..={} ({given})",
-                fragments.len(),
-                w.min,
-                w.max
-            ));
-            w
-        }
-    }
-}
-
-/// Maps every read of `source` against `index` and writes SAM (header
-/// included) to `out`. `progress` is called after each batch with the
-/// counters so far.
+/// Maps every read of `source` against `index` and writes SAM or BAM
+/// (header included) to `out`; the reads are also copied by outcome to the
+/// files of `cfg.copies` (`--un`, `--al`, `--un-conc`, `--al-conc`: a
+/// single read aligned, a pair concordantly). `progress` is called after
+/// each batch with the counters so far.
 pub fn map_reads<W: Write + Send>(
     index: &Index,
     source: Reads,
@@ -453,37 +71,6 @@ pub fn map_reads<W: Write + Send>(
     cfg: &MapConfig,
     command_line: &str,
     progress: &(dyn Fn(&MapStats) + Sync),
-) -> Result<MapStats> {
-    map_reads_with(
-        index,
-        source,
-        out,
-        out_name,
-        cfg,
-        command_line,
-        progress,
-        None,
-    )
-}
-
-/// Copies of reads by outcome (`--un`, `--al`, `--un-conc`, `--al-conc`):
-/// called once per batch with `(aligned, mate, fastq)`, `mate` 0 for single
-/// reads and mate 1, 1 for mate 2; a pair counts as aligned when it is a
-/// proper pair. The reads come in input order, as FASTQ (FASTA for reads
-/// without qualities).
-pub type CopyReads<'a> = &'a mut dyn FnMut(bool, usize, &[u8]) -> Result<()>;
-
-/// [`map_reads`], with the reads also copied by outcome to `copy`.
-#[allow(clippy::too_many_arguments)]
-pub fn map_reads_with<W: Write + Send>(
-    index: &Index,
-    source: Reads,
-    out: W,
-    out_name: &str,
-    cfg: &MapConfig,
-    command_line: &str,
-    progress: &(dyn Fn(&MapStats) + Sync),
-    mut copy: Option<CopyReads<'_>>,
 ) -> Result<MapStats> {
     if let Reads::Paired(_, pairing) = &source {
         pairing.check()?;
@@ -494,12 +81,14 @@ pub fn map_reads_with<W: Write + Send>(
                 .into(),
         ));
     }
+    let paired = source.pairing().is_some();
+    let mut copies = ReadCopies::open(&cfg.copies, paired)?;
     let pool = crate::thread_pool(cfg.threads)?;
     let mut text = sam::header(&index.layout, command_line)?;
     if let Some(rg) = &cfg.read_group {
         sam::insert_header_line(&mut text, &rg.line);
     }
-    let (header, bam) = output_header(text, cfg.format).map_err(|e| Error::io(out_name, e))?;
+    let header = output_header(text, cfg.format).map_err(|e| Error::io(out_name, e))?;
     let table = pool.install(|| KmerTable::new(&index.fm(), cfg.kmer));
     let mut notices = Vec::new();
     let dev = open_device(index, &table, cfg, &mut notices);
@@ -523,7 +112,7 @@ pub fn map_reads_with<W: Write + Send>(
             CPU_BATCH_BASES
         })
         .max(1);
-    std::thread::scope(|s| {
+    let stats = std::thread::scope(|s| {
         let reader = s.spawn(move || {
             let mut source = source;
             let mut min_pairs = first_min;
@@ -638,41 +227,44 @@ pub fn map_reads_with<W: Write + Send>(
                 }
                 stats.gpu_fallbacks += 1;
             }
-            let want_status = copy.is_some();
-            let (text, st) = match pool.install(|| {
-                process_batch(
+            let writing = Writing {
+                layout: &index.layout,
+                cfg,
+                status: copies.wanted(),
+            };
+            let mates = batch.1.as_ref().zip(pairing.as_ref());
+            let mapped = pool.install(|| match cfg.gapped {
+                Some(mode) => map_batch(
+                    &gapped::Gapped { index, cfg, mode },
                     &batch.0,
-                    batch.1.as_ref().zip(pairing.as_ref()),
-                    index,
-                    &table,
-                    cfg,
-                    hits.as_ref(),
-                    bam.as_ref(),
+                    mates,
+                    &writing,
                     &mut window,
-                    want_status,
-                )
-            }) {
+                ),
+                None => map_batch(
+                    &ungapped::Ungapped {
+                        index,
+                        table: &table,
+                        cfg,
+                        pre: hits.as_ref(),
+                    },
+                    &batch.0,
+                    mates,
+                    &writing,
+                    &mut window,
+                ),
+            });
+            let (text, mut st) = match mapped {
                 Ok(r) => r,
                 Err(e) => {
                     failure = Some(Error::io(out_name, e));
                     break;
                 }
             };
-            let mut st = st;
-            if let Some(copy) = copy.as_mut() {
+            if writing.status {
                 let status = std::mem::take(&mut st.status);
                 debug_assert_eq!(status.len(), batch.0.len());
-                let mut bufs: [[Vec<u8>; 2]; 2] = Default::default();
-                for (i, &ok) in status.iter().enumerate() {
-                    push_fastq(&mut bufs[usize::from(ok)][0], &batch.0.get(i));
-                    if let Some(m) = &batch.1 {
-                        push_fastq(&mut bufs[usize::from(ok)][1], &m.get(i));
-                    }
-                }
-                let mates = if batch.1.is_some() { 2 } else { 1 };
-                let copied = (0..2)
-                    .try_for_each(|ok| (0..mates).try_for_each(|m| copy(ok == 1, m, &bufs[ok][m])));
-                if let Err(e) = copied {
+                if let Err(e) = copies.copy(&status, &batch.0, batch.1.as_ref()) {
                     failure = Some(e);
                     break;
                 }
@@ -700,7 +292,9 @@ pub fn map_reads_with<W: Write + Send>(
             (None, Err(e)) => Err(io_err(e)),
             (None, Ok(())) => Ok(stats),
         }
-    })
+    })?;
+    copies.finish()?;
+    Ok(stats)
 }
 
 /// The device for `cfg.device`, or `None` (the CPU) with the reason in
@@ -778,8 +372,10 @@ pub fn rate(count: u64, since: Instant) -> f64 {
 mod tests {
     use super::*;
     use crate::fastq::ReadSource;
+    use crate::fm::Interval;
     use crate::index::{IndexConfig, build_in_memory};
     use crate::reference::read_fasta_from;
+    use find::BatchSearch;
     use std::path::Path;
 
     /// xorshift bases.
@@ -975,9 +571,18 @@ mod tests {
             let hits = BatchHits::search(&CpuBatch(&index), &bi, &seqs, &cfg).unwrap();
             let run = |pre| {
                 let mut w = window;
-                let (text, st) =
-                    process_batch(&b1, mates, &index, &table, &cfg, pre, None, &mut w, false)
-                        .unwrap();
+                let mode = ungapped::Ungapped {
+                    index: &index,
+                    table: &table,
+                    cfg: &cfg,
+                    pre,
+                };
+                let writing = Writing {
+                    layout: &index.layout,
+                    cfg: &cfg,
+                    status: false,
+                };
+                let (text, st) = map_batch(&mode, &b1, mates, &writing, &mut w).unwrap();
                 (text.concat(), st)
             };
             let (cpu, cpu_st) = run(None);

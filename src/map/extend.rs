@@ -1,0 +1,457 @@
+//! Gapped extension (`--local`, `--end-to-end`): a read's seeds on both
+//! strands ([`crate::seed`]) → located, chained → each chain's locus
+//! extended ([`crate::align`]) → duplicates dropped, best first.
+
+use crate::align::{self, Mode, Scoring};
+use crate::dna;
+use crate::fm::FmIndex;
+use crate::index::Index;
+use crate::read::ReadView;
+use crate::sam::Aligned;
+use crate::seed::{self, Anchor, Seed};
+
+/// Reference bases added on each side of a chain's diagonal: the longest
+/// net indel an alignment can have.
+const BAND: u64 = 32;
+
+/// Anchors of one chain extended at most (see [`align_seeded`]).
+const EXTEND_PER_CHAIN: usize = 3;
+
+/// Candidates whose local score is more than this many mismatches' worth
+/// below the best candidate's are not extended in full: as second-best
+/// alignments they would leave MAPQ above 30 anyway.
+const EXTEND_MARGIN_MISMATCHES: i32 = 6;
+
+/// Chains extended per read at most.
+const MAX_CHAINS: usize = 100;
+
+/// Chains lighter than this fraction of the heaviest are not extended.
+const CHAIN_DROP: f64 = 0.3;
+
+/// Rows located for a read whose seeds are all repeats.
+const REPEAT_SAMPLE: u64 = 10;
+
+/// Reference codes (0..=3, 4 in holes) of `contig` over `start..end`.
+pub(super) fn ref_window(index: &Index, contig: u32, start: u64, end: u64) -> Vec<u8> {
+    let mut out = vec![dna::NO_BASE; (end - start) as usize];
+    let segs = &index.segments.0;
+    let pac = index.pac();
+    let mut k = segs.partition_point(|s| (s.contig, s.contig_start + s.len) <= (contig, start));
+    while let Some(s) = segs.get(k) {
+        if s.contig != contig || s.contig_start >= end {
+            break;
+        }
+        let lo = s.contig_start.max(start);
+        let hi = (s.contig_start + s.len).min(end);
+        for p in lo..hi {
+            out[(p - start) as usize] = dna::packed_base(pac, s.text_start + (p - s.contig_start));
+        }
+        k += 1;
+    }
+    out
+}
+
+/// Seeds searched in lockstep (see [`seed::greedy_seeds_many`]).
+const SEED_LANES: usize = 32;
+
+/// The gapped alignments of each read of a chunk (see [`align_seeded`]):
+/// the seeds of all of them searched in lockstep first.
+pub(super) fn align_reads(
+    index: &Index,
+    fm: &FmIndex<'_>,
+    mode: Mode,
+    reads: &[ReadView<'_>],
+) -> Vec<Vec<Aligned>> {
+    let codes: Vec<[Vec<u8>; 2]> = reads
+        .iter()
+        .map(|r| {
+            let fwd = dna::codes(r.seq);
+            let rc = dna::reverse_complement(&fwd);
+            [fwd, rc]
+        })
+        .collect();
+    let jobs: Vec<&[u8]> = codes.iter().flat_map(|c| [&c[0][..], &c[1][..]]).collect();
+    let mut seeds = seed::greedy_seeds_many(fm, &jobs, seed::MIN_SEED, SEED_LANES).into_iter();
+    reads
+        .iter()
+        .zip(&codes)
+        .map(|(r, c)| {
+            let s = [
+                seeds.next().expect("two per read"),
+                seeds.next().expect("two per read"),
+            ];
+            align_seeded(index, fm, mode, r, c, s)
+        })
+        .collect()
+}
+
+/// Seeds of at least this many bases with at most [`RESEED_MAX_ROWS`]
+/// rows are searched again from their middle when the read also has a
+/// repeated seed (bwa mem's re-seeding, `-r 1.5`).
+const RESEED_MIN_LEN: u32 = 2 * seed::MIN_SEED as u32;
+
+/// See [`RESEED_MIN_LEN`] (bwa mem's `split_width`).
+const RESEED_MAX_ROWS: u64 = 10;
+
+/// A read in a repeat (one of its seeds has more than
+/// [`RESEED_MAX_ROWS`] rows) may match its true copy by a shorter exact
+/// match than a wrong copy's long one, which the greedy cover then never
+/// tries. For each long rare seed `[s, e)` of such a read, the longest
+/// match ending at its middle is added when it is at least
+/// [`seed::MIN_SEED`] long and has more rows than the seed (other copies).
+fn reseed(fm: &FmIndex<'_>, codes: [&Vec<u8>; 2], seeds: &mut [Vec<Seed>; 2]) {
+    if !seeds
+        .iter()
+        .flatten()
+        .any(|s| s.rows.len() > RESEED_MAX_ROWS)
+    {
+        return;
+    }
+    for (k, v) in seeds.iter_mut().enumerate() {
+        for i in 0..v.len() {
+            let x = v[i];
+            if x.len < RESEED_MIN_LEN || x.rows.len() > RESEED_MAX_ROWS {
+                continue;
+            }
+            let end = (x.qpos + x.len / 2) as usize + seed::MIN_SEED / 2;
+            let (start, iv) = seed::longest_ending(fm, codes[k], end);
+            if end - start >= seed::MIN_SEED && iv.len() > x.rows.len() {
+                v.push(Seed {
+                    qpos: start as u32,
+                    len: (end - start) as u32,
+                    rows: iv,
+                });
+            }
+        }
+    }
+}
+
+/// The gapped alignments of a read given its codes and seeds on both
+/// strands, best first (ties in reference order), none scoring below the
+/// mode's minimum, no two at one locus.
+fn align_seeded(
+    index: &Index,
+    fm: &FmIndex<'_>,
+    mode: Mode,
+    read: &ReadView<'_>,
+    [fwd, rc]: &[Vec<u8>; 2],
+    mut seeds: [Vec<Seed>; 2],
+) -> Vec<Aligned> {
+    let m = read.seq.len();
+    if m == 0 {
+        return Vec::new();
+    }
+    let strands = [fwd, rc];
+    let quals = Quals::new(read.qual, mode);
+    if seeds.iter().all(Vec::is_empty) {
+        // No piece of the greedy cover was a seed: every maximal match.
+        for (k, codes) in strands.iter().enumerate() {
+            seed::maximal_seeds(fm, codes, seed::MIN_SEED, &mut seeds[k]);
+        }
+    }
+    reseed(fm, [fwd, rc], &mut seeds);
+    let seeds = &seeds;
+    let rare = seeds
+        .iter()
+        .flatten()
+        .any(|s| s.rows.len() <= seed::MAX_OCC);
+    // Repeats only: a few rows of the longest seed (the same ones every run).
+    let longest = seeds
+        .iter()
+        .enumerate()
+        .flat_map(|(s, v)| v.iter().map(move |x| (s, *x)))
+        .max_by_key(|(s, x)| (x.len, std::cmp::Reverse(*s), std::cmp::Reverse(x.qpos)));
+    let mut wanted: Vec<(usize, Seed, u64)> = Vec::new();
+    for (s, v) in seeds.iter().enumerate() {
+        for x in v {
+            if x.rows.len() <= seed::MAX_OCC {
+                wanted.extend((x.rows.lo..x.rows.hi).map(|r| (s, *x, r)));
+            }
+        }
+    }
+    if !rare && let Some((s, x)) = longest {
+        let step = (x.rows.len() / REPEAT_SAMPLE).max(1);
+        wanted.extend((0..REPEAT_SAMPLE.min(x.rows.len())).map(|k| (s, x, x.rows.lo + k * step)));
+    }
+    let rows: Vec<u64> = wanted.iter().map(|w| w.2).collect();
+    let mut pos = Vec::new();
+    fm.locate_many(&rows, 16, &mut pos);
+    // A seed that runs across an N run or from one contig into the next
+    // (the text has neither) anchors each of its pieces long enough to be a
+    // seed: the alignment then steps over the hole, or is clipped at the
+    // contig's end with the rest a supplementary part, as bwa mem does.
+    let mut anchors: Vec<Anchor> = Vec::with_capacity(wanted.len());
+    for (&(s, x, _), &p) in wanted.iter().zip(&pos) {
+        let pieces = index.segments.pieces(p, u64::from(x.len));
+        for (off, len, contig, rpos) in pieces {
+            if len < u64::from(x.len) && len < seed::MIN_SEED as u64 {
+                continue;
+            }
+            anchors.push(Anchor {
+                rev: s == 1,
+                contig,
+                rpos,
+                qpos: x.qpos + off as u32,
+                len: len as u32,
+            });
+        }
+    }
+    let chains = seed::chain(&mut anchors, m as u64 + BAND);
+    let Some(top) = chains.first() else {
+        return Vec::new();
+    };
+    let floor = (f64::from(top.weight) * CHAIN_DROP) as u32;
+    let mut out: Vec<Aligned> = Vec::new();
+    // Candidates: the chains' longest anchors (up to EXTEND_PER_CHAIN of
+    // each, longest first; a chain can join two copies of a tandem repeat),
+    // one per diagonal and strand, ranked by their local score without
+    // traceback.
+    let mut cands: Vec<(i32, Anchor, u64, Vec<u8>)> = Vec::new();
+    let mut seen: Vec<(bool, u32, i64)> = Vec::new();
+    for c in chains.iter().take(MAX_CHAINS) {
+        if c.weight < floor {
+            break;
+        }
+        let mut anchors = c.anchors.clone();
+        anchors.sort_by_key(|a| (std::cmp::Reverse(a.len), a.qpos));
+        for a in anchors.into_iter().take(EXTEND_PER_CHAIN) {
+            let key = (a.rev, a.contig, a.diagonal());
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
+            let contig_len = index.layout.contigs[a.contig as usize].len;
+            let diag = a.diagonal();
+            let start = (diag - BAND as i64).max(0) as u64;
+            let end = ((diag + m as i64 + BAND as i64).max(0) as u64).min(contig_len);
+            if start >= end {
+                continue;
+            }
+            let window = ref_window(index, a.contig, start, end);
+            let skip = skip_before(diag, m, mode);
+            let ub = align::local_score(&strands[usize::from(a.rev)][skip..], &window, mode);
+            cands.push((ub, a, start, window));
+        }
+    }
+    cands.sort_by_key(|c| std::cmp::Reverse(c.0));
+    let best = cands.first().map_or(0, |c| c.0);
+    let sc = Scoring::of(mode);
+    let margin = EXTEND_MARGIN_MISMATCHES * (sc.matched + sc.mismatch);
+    let min = Scoring::min_score(mode, m);
+    let mut pruned = Vec::new();
+    for (ub, a, start, window) in cands {
+        if ub < best - margin {
+            pruned.push((a, start, window));
+            continue;
+        }
+        // An anchor an alignment already found aligns the same way adds
+        // nothing.
+        let covered = out
+            .iter()
+            .any(|x| x.rev == a.rev && x.contig == a.contig && ref_at(x, a.qpos) == Some(a.rpos));
+        if covered {
+            continue;
+        }
+        let codes = strands[usize::from(a.rev)];
+        let at = Place {
+            contig: a.contig,
+            start,
+            rev: a.rev,
+            skip: skip_before(a.diagonal(), m, mode),
+        };
+        out.extend(extend_at(codes, &window, at, mode, &quals, min));
+    }
+    // Local: a low-scoring candidate for a part of the read the best
+    // alignment leaves out (a chimeric read's other part) is extended too.
+    if mode == Mode::Local
+        && let Some(p) = out.iter().max_by_key(|x| x.score)
+    {
+        let (ps, pe) = read_span(p, m as u32);
+        let mut extra = Vec::new();
+        for (a, start, window) in pruned {
+            let (s, e) = if a.rev {
+                (m as u32 - a.qpos - a.len, m as u32 - a.qpos)
+            } else {
+                (a.qpos, a.qpos + a.len)
+            };
+            let overlap = pe.min(e).saturating_sub(ps.max(s));
+            if 2 * overlap > a.len || extra.len() >= EXTEND_PER_CHAIN {
+                continue;
+            }
+            let codes = strands[usize::from(a.rev)];
+            let at = Place {
+                contig: a.contig,
+                start,
+                rev: a.rev,
+                skip: skip_before(a.diagonal(), m, mode),
+            };
+            extra.extend(extend_at(codes, &window, at, mode, &quals, min));
+        }
+        out.extend(extra);
+    }
+    dedup(&mut out);
+    out
+}
+
+/// The reference position `x` aligns read base `qpos` (SEQ coordinates)
+/// to, if it aligns it.
+fn ref_at(x: &Aligned, qpos: u32) -> Option<u64> {
+    let (mut q, mut r) = (0u32, x.pos);
+    for &(op, n) in &x.cigar {
+        match op {
+            align::Op::Soft | align::Op::Ins => {
+                if qpos < q + n {
+                    return None;
+                }
+                q += n;
+            }
+            align::Op::Del => r += u64::from(n),
+            align::Op::Match => {
+                if qpos < q + n {
+                    return Some(r + u64::from(qpos - q));
+                }
+                q += n;
+                r += u64::from(n);
+            }
+        }
+    }
+    None
+}
+
+/// Where a reference window lies: contig, first position, strand.
+#[derive(Clone, Copy)]
+pub(super) struct Place {
+    pub(super) contig: u32,
+    pub(super) start: u64,
+    pub(super) rev: bool,
+    /// Read bases left out of the alignment and soft-clipped: those that
+    /// would lie before the contig's first base ([`skip_before`]).
+    pub(super) skip: usize,
+}
+
+/// Read bases (local mode) that lie before the contig's start on the
+/// diagonal `diag` (contig position minus read position), for a window cut
+/// at the contig's start: they cannot align there, and leaving them out
+/// keeps the read's path at the window's corner, where the aligner's first
+/// block starts (a path `-diag` bases down the read from it is beyond that
+/// block, and the aligner found only its tail). End-to-end aligns every
+/// base, so nothing is left out.
+fn skip_before(diag: i64, m: usize, mode: Mode) -> usize {
+    if mode == Mode::Local && diag < 0 {
+        (diag.unsigned_abs() as usize).min(m)
+    } else {
+        0
+    }
+}
+
+/// `codes` (the read on strand `at.rev`) extended in `window`: the
+/// alignment, AS by `quals`, if it scores at least `min`.
+pub(super) fn extend_at(
+    codes: &[u8],
+    window: &[u8],
+    at: Place,
+    mode: Mode,
+    quals: &Quals,
+    min: i32,
+) -> Option<Aligned> {
+    let skip = at.skip;
+    let part = &codes[skip..];
+    let e = align::extend(part, window, mode)?;
+    let score = if skip == 0 {
+        quals.score(codes, at.rev, window, &e, mode)
+    } else {
+        e.score
+    };
+    let mut cigar = e.cigar;
+    if skip > 0 {
+        match cigar.first_mut() {
+            Some((align::Op::Soft, n)) => *n += skip as u32,
+            _ => cigar.insert(0, (align::Op::Soft, skip as u32)),
+        }
+    }
+    (score >= min).then(|| Aligned {
+        contig: at.contig,
+        pos: at.start + e.ref_start as u64,
+        rev: at.rev,
+        score,
+        cigar,
+        nm: e.nm,
+        md: e.md,
+    })
+}
+
+/// Base qualities for quality-aware scores (end-to-end), per strand.
+pub(super) struct Quals {
+    /// As given and reversed (the reverse strand's SEQ order); empty when
+    /// scores do not use them.
+    fwd: Vec<u8>,
+    rev: Vec<u8>,
+}
+
+impl Quals {
+    pub(super) fn new(qual: Option<&[u8]>, mode: Mode) -> Quals {
+        match qual {
+            Some(q) if Scoring::of(mode).quality_aware => Quals {
+                fwd: q.to_vec(),
+                rev: q.iter().rev().copied().collect(),
+            },
+            _ => Quals {
+                fwd: Vec::new(),
+                rev: Vec::new(),
+            },
+        }
+    }
+
+    /// AS of `e`: rescored by quality when the mode charges by it.
+    fn score(
+        &self,
+        codes: &[u8],
+        rev: bool,
+        window: &[u8],
+        e: &align::Extended,
+        mode: Mode,
+    ) -> i32 {
+        let q = if rev { &self.rev } else { &self.fwd };
+        if q.len() != codes.len() {
+            return e.score;
+        }
+        align::score_with_quality(codes, q, window, e.ref_start, &e.cigar, &Scoring::of(mode))
+    }
+}
+
+/// Best first, ties in reference order; an alignment that aligns its first
+/// or middle aligned read base where a better one does (the same path,
+/// found from two anchors) is dropped. Alignments of the read to two copies
+/// of a tandem repeat both stay: they are alternatives (XS, MAPQ).
+pub(super) fn dedup(alns: &mut Vec<Aligned>) {
+    alns.sort_by(|a, b| {
+        b.score
+            .cmp(&a.score)
+            .then_with(|| (a.contig, a.pos, a.rev).cmp(&(b.contig, b.pos, b.rev)))
+    });
+    let mut kept: Vec<Aligned> = Vec::with_capacity(alns.len());
+    for a in alns.drain(..) {
+        let len: u32 = a.cigar.iter().filter(|o| o.0.reads()).map(|o| o.1).sum();
+        let (first, clip_end) = align::clips(&a.cigar);
+        let last = len - clip_end;
+        let probes = [first, (first + last) / 2];
+        let dup = kept.iter().any(|k| {
+            k.rev == a.rev
+                && k.contig == a.contig
+                && probes
+                    .iter()
+                    .any(|&q| ref_at(&a, q).is_some() && ref_at(k, q) == ref_at(&a, q))
+        });
+        if !dup {
+            kept.push(a);
+        }
+    }
+    *alns = kept;
+}
+
+/// Read bases an alignment covers, in the read's own orientation.
+pub(super) fn read_span(a: &Aligned, len: u32) -> (u32, u32) {
+    let (clip_start, clip_end) = align::clips(&a.cigar);
+    let (s, e) = (clip_start, len - clip_end);
+    if a.rev { (len - e, len - s) } else { (s, e) }
+}

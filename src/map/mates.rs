@@ -1,0 +1,304 @@
+//! Pairs: the insert-size window estimated from the first pairs (every
+//! mode), and for the gapped modes mate rescue (the other mate aligned in
+//! the window of each good alignment) and the choice of the pair: the best
+//! proper pair by summed score against the best unpaired placement less
+//! [`PEN_UNPAIRED_MISMATCHES`], and the mates' MAPQ.
+
+use crate::align::{Mode, Scoring};
+use crate::dna;
+use crate::index::Index;
+use crate::pair::{Orientation, Window};
+use crate::read::{Hit, ReadView};
+use crate::sam::Aligned;
+use crate::seed;
+
+use super::config::PairConfig;
+use super::extend::{Place, Quals, dedup, extend_at, ref_window};
+use super::select::{MAPQ_MAX, pair_mapq, primary_of, single_mapq};
+
+/// What an unpaired placement of the mates costs against a proper pair, in
+/// mismatches (bwa mem's 17 at its scores).
+const PEN_UNPAIRED_MISMATCHES: i32 = 3;
+
+/// Mate rescue looks at most this far either side of the aligned mate
+/// (however large `-X` is).
+const RESCUE_SPAN: u64 = 2000;
+
+/// Alignments of a mate tried as anchors of a mate rescue (bwa mem: 50).
+/// With 3, a pair whose mates each had 5 tied alignments on chr20 missed
+/// its true placement and took a wrong one at MAPQ 30; 10 costs 2–9% of
+/// the time of 150-base wgsim pairs (50: up to 27%) for the same placements.
+const RESCUE_FROM: usize = 10;
+
+/// Pairs considered per mate.
+const PAIR_TOP: usize = 256;
+
+/// The first pairs' fragments for the estimate, each pair given as its
+/// fragment in an orientation (`None`: it forms none): those in the
+/// `expected` orientation, and how many pairs each orientation would make
+/// (fragments over [`crate::pair::ESTIMATE_MAX_FRAGMENT`] left out).
+pub(super) fn tally_fragments<F: Fn(Orientation) -> Option<u64>>(
+    pairs: impl Iterator<Item = F>,
+    expected: Orientation,
+) -> (Vec<u64>, Vec<(Orientation, usize)>) {
+    let mut fragments = Vec::new();
+    let mut counts: Vec<(Orientation, usize)> = <Orientation as crate::Choice>::ALL
+        .iter()
+        .map(|&o| (o, 0))
+        .collect();
+    for fragment_in in pairs {
+        for (o, n) in &mut counts {
+            if let Some(f) = fragment_in(*o).filter(|&f| f <= crate::pair::ESTIMATE_MAX_FRAGMENT) {
+                *n += 1;
+                if *o == expected {
+                    fragments.push(f);
+                }
+            }
+        }
+    }
+    (fragments, counts)
+}
+
+/// The window from `fragments` (of the first `want` pairs), or the default
+/// with too few, with the bound given on the command line, if one was, in
+/// place of its own; what was found goes in `notices`, with the orientation
+/// the library seems to have when it is not the one expected (`counts`:
+/// the pairs each orientation would make proper).
+pub(super) fn estimated_window(
+    fragments: &[u64],
+    want: usize,
+    pairing: &PairConfig,
+    counts: &[(Orientation, usize)],
+    notices: &mut Vec<String>,
+) -> Window {
+    match crate::pair::estimate(fragments) {
+        Some(e) => {
+            let (w, given) = pairing.with_given(e.window);
+            notices.push(format!(
+                "insert size from {} of the first {want} pairs: mean {:.1}, sd {:.1}; proper pairs {}..={} ({given})",
+                e.pairs, e.mean, e.sd, w.min, w.max
+            ));
+            w
+        }
+        None => {
+            let (w, given) = pairing.with_given(crate::pair::DEFAULT_WINDOW);
+            let hint = counts
+                .iter()
+                .filter(|&&(o, n)| o != pairing.orientation && n >= crate::pair::ESTIMATE_MIN)
+                .max_by_key(|&&(_, n)| n)
+                .map_or(String::new(), |&(o, n)| {
+                    let o = crate::Choice::name(o);
+                    format!(" ({n} do with --{o}: is the library {}?)", o.to_uppercase())
+                });
+            notices.push(format!(
+                "insert size: only {} of the first {want} pairs map uniquely in the expected orientation{hint}, too few to estimate; proper pairs {}..={} ({given})",
+                fragments.len(),
+                w.min,
+                w.max
+            ));
+            w
+        }
+    }
+}
+
+/// `a` as the pair module's hit (position, strand, contig).
+fn as_hit(a: &Aligned) -> Hit {
+    Hit {
+        nm: 0,
+        contig: a.contig,
+        pos: a.pos,
+        rev: a.rev,
+        text_pos: 0,
+    }
+}
+
+/// The fragment two alignments form in orientation `o`, if any.
+fn fragment(a: &Aligned, b: &Aligned, o: Orientation) -> Option<u64> {
+    crate::pair::fragment(&as_hit(a), a.span(), &as_hit(b), b.span(), o)
+}
+
+/// [`fragment`] of a mate's alignment `own` with its mate's `mate`
+/// (`first`: `own` is of mate 1).
+pub(super) fn fragment_of(
+    first: bool,
+    own: &Aligned,
+    mate: &Aligned,
+    o: Orientation,
+) -> Option<u64> {
+    crate::pair::fragment_of(
+        first,
+        &as_hit(own),
+        own.span(),
+        &as_hit(mate),
+        mate.span(),
+        o,
+    )
+}
+
+/// Mate rescue: for each of the best alignments of `have`, aligns `seq` in
+/// the insert window around it (both sides, the strand the orientation
+/// wants) unless `other` already has an alignment there; new alignments are
+/// added to `other`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn rescue(
+    index: &Index,
+    mode: Mode,
+    have: &[Aligned],
+    other: &mut Vec<Aligned>,
+    read: &ReadView<'_>,
+    o: Orientation,
+    w: Window,
+    first_is_have: bool,
+) {
+    let fwd = dna::codes(read.seq);
+    let rc = dna::reverse_complement(&fwd);
+    let quals = Quals::new(read.qual, mode);
+    let mut added = false;
+    for a in have.iter().take(RESCUE_FROM) {
+        if a.score < have[0].score - 2 * Scoring::of(mode).mismatch {
+            break;
+        }
+        let paired = other
+            .iter()
+            .any(|b| w.fits(fragment_of(first_is_have, a, b, o)));
+        if paired {
+            continue;
+        }
+        let rev = match o {
+            Orientation::Ff => a.rev,
+            _ => !a.rev,
+        };
+        let contig_len = index.layout.contigs[a.contig as usize].len;
+        let span = w.max.min(RESCUE_SPAN);
+        let start = a.pos.saturating_sub(span);
+        let end = (a.end() + span).min(contig_len);
+        if start >= end {
+            continue;
+        }
+        let window = ref_window(index, a.contig, start, end);
+        let codes = if rev { &rc } else { &fwd };
+        let at = Place {
+            contig: a.contig,
+            start,
+            rev,
+            skip: 0,
+        };
+        if let Some(x) = extend_at(
+            codes,
+            &window,
+            at,
+            mode,
+            &quals,
+            rescue_min(mode, codes.len()),
+        ) {
+            other.push(x);
+            added = true;
+        }
+    }
+    if added {
+        dedup(other);
+    }
+}
+
+/// The least score of a mate found by rescue: in `--local` a seed's length
+/// in matches (19, what bwa mem asks of a rescued mate: inside the insert
+/// window a 19-base match is no chance hit), below the minimum of 30 a read
+/// aligned alone needs; end to end the mode's minimum.
+fn rescue_min(mode: Mode, len: usize) -> i32 {
+    let min = Scoring::min_score(mode, len);
+    match mode {
+        Mode::Local => min.min(seed::MIN_SEED as i32 * Scoring::of(mode).matched),
+        Mode::EndToEnd => min,
+    }
+}
+
+pub(super) fn unique_fragment(a1: &[Aligned], a2: &[Aligned], o: Orientation) -> Option<u64> {
+    fn unique(a: &[Aligned]) -> Option<&Aligned> {
+        match a {
+            [x] => Some(x),
+            [x, y, ..] if x.score > y.score => Some(x),
+            _ => None,
+        }
+    }
+    fragment(unique(a1)?, unique(a2)?, o)
+}
+
+/// How a pair is placed: each mate's primary (an index into its
+/// alignments; `None`: unmapped) and MAPQ, whether the pair is proper, and
+/// how many proper pairs were found (0 when the mates are placed apart).
+pub(super) struct PairChoice {
+    pub(super) primary: [Option<usize>; 2],
+    pub(super) mapq: [u8; 2],
+    pub(super) proper: bool,
+    pub(super) pairs_found: u64,
+}
+
+/// The pair's placement among the mates' alignments `a1` and `a2` (best
+/// first; of reads of `lens` bases): the best proper pair by summed score
+/// (ties by `hash`, of the name) unless the best unpaired placement beats
+/// it by more than [`PEN_UNPAIRED_MISMATCHES`]; MAPQ from the pair's
+/// margin over the next placement, at least each mate's own.
+pub(super) fn choose_pair(
+    mode: Mode,
+    a1: &[Aligned],
+    a2: &[Aligned],
+    (l1, l2): (usize, usize),
+    o: Orientation,
+    w: Window,
+    hash: u64,
+) -> PairChoice {
+    // The best proper pair by summed score (ties by the name), and the next.
+    let mut pairs: Vec<(i32, usize, usize)> = Vec::new();
+    for (i, x) in a1.iter().enumerate().take(PAIR_TOP) {
+        for (j, y) in a2.iter().enumerate().take(PAIR_TOP) {
+            if w.fits(fragment(x, y, o)) {
+                pairs.push((x.score + y.score, i, j));
+            }
+        }
+    }
+    pairs.sort_by(|p, q| q.0.cmp(&p.0).then_with(|| (p.1, p.2).cmp(&(q.1, q.2))));
+    let sc = Scoring::of(mode);
+    let pen = PEN_UNPAIRED_MISMATCHES * (sc.matched + sc.mismatch);
+    let unpaired = match (a1.first(), a2.first()) {
+        (Some(x), Some(y)) => Some(x.score + y.score - pen),
+        _ => None,
+    };
+    let best = pairs
+        .first()
+        .filter(|p| unpaired.is_none_or(|u| p.0 >= u))
+        .map(|&p| {
+            let ties = pairs.iter().take_while(|q| q.0 == p.0).count();
+            pairs[(hash % ties as u64) as usize]
+        });
+    let (c1, c2, q1, q2) = match best {
+        Some((score, i, j)) => {
+            // The next placement of the pair: another proper pair, or the
+            // mates apart.
+            let next = pairs
+                .iter()
+                .filter(|p| (p.1, p.2) != (i, j))
+                .map(|p| p.0)
+                .chain(unpaired.filter(|&u| u < score || a1.len() + a2.len() > 2))
+                .max();
+            let qp = i32::from(pair_mapq(mode, score, next));
+            let s1 = i32::from(single_mapq(mode, l1, a1, i));
+            let s2 = i32::from(single_mapq(mode, l2, a2, j));
+            let q = |s: i32| s.max(qp.min(s + 40)).clamp(0, i32::from(MAPQ_MAX)) as u8;
+            (Some(i), Some(j), q(s1), q(s2))
+        }
+        None => {
+            let c1 = (!a1.is_empty()).then(|| primary_of(a1, hash));
+            let c2 = (!a2.is_empty()).then(|| primary_of(a2, hash));
+            let q1 = c1.map_or(0, |c| single_mapq(mode, l1, a1, c));
+            let q2 = c2.map_or(0, |c| single_mapq(mode, l2, a2, c));
+            (c1, c2, q1, q2)
+        }
+    };
+    let proper = best.is_some();
+    PairChoice {
+        primary: [c1, c2],
+        mapq: [q1, q2],
+        proper,
+        pairs_found: if proper { pairs.len() as u64 } else { 0 },
+    }
+}
