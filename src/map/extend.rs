@@ -4,11 +4,13 @@
 
 use crate::align::{self, Mode, Scoring};
 use crate::dna;
-use crate::fm::FmIndex;
+use crate::fm::{FmIndex, Interval};
 use crate::index::Index;
 use crate::read::ReadView;
 use crate::sam::Aligned;
 use crate::seed::{self, Anchor, Seed};
+
+use super::find::VERIFY_MAX;
 
 /// Reference bases added on each side of a chain's diagonal: the longest
 /// net indel an alignment can have.
@@ -61,7 +63,7 @@ pub(super) fn align_reads(
     fm: &FmIndex<'_>,
     mode: Mode,
     reads: &[ReadView<'_>],
-) -> Vec<Vec<Aligned>> {
+) -> Vec<(Vec<Aligned>, Option<Exhaustive>)> {
     let codes: Vec<[Vec<u8>; 2]> = reads
         .iter()
         .map(|r| {
@@ -71,18 +73,246 @@ pub(super) fn align_reads(
         })
         .collect();
     let jobs: Vec<&[u8]> = codes.iter().flat_map(|c| [&c[0][..], &c[1][..]]).collect();
-    let mut seeds = seed::greedy_seeds_many(fm, &jobs, seed::MIN_SEED, SEED_LANES).into_iter();
-    reads
+    let mut found = seed::greedy_seeds_many(fm, &jobs, seed::MIN_SEED, SEED_LANES).into_iter();
+    let mut seeds: Vec<[Vec<Seed>; 2]> = reads
+        .iter()
+        .map(|_| {
+            [
+                found.next().expect("two per read"),
+                found.next().expect("two per read"),
+            ]
+        })
+        .collect();
+    let mut out: Vec<(Vec<Aligned>, Option<Exhaustive>)> = reads
         .iter()
         .zip(&codes)
-        .map(|(r, c)| {
-            let s = [
-                seeds.next().expect("two per read"),
-                seeds.next().expect("two per read"),
-            ];
-            align_seeded(index, fm, mode, r, c, s)
+        .zip(&mut seeds)
+        .map(|((r, c), s)| {
+            // Kept for a second pass only where one may follow.
+            let s = if (SHORT_MIN..SHORT_READ).contains(&r.seq.len()) {
+                s.clone()
+            } else {
+                std::mem::take(s)
+            };
+            (align_seeded(index, fm, mode, r, c, s, &[]), None)
         })
-        .collect()
+        .collect();
+    // Short reads not already tied at the top: the exhaustive search, and
+    // its placements the seeds missed extended too.
+    let short: Vec<(usize, u8)> = (0..reads.len())
+        .filter_map(|i| {
+            let a = &out[i].0;
+            let tied = a.len() > 1 && a[1].score == a[0].score;
+            exhaustive_k(mode, reads[i].seq.len(), a.first())
+                .filter(|_| !tied)
+                .map(|k| (i, k))
+        })
+        .collect();
+    for (i, k, hits, more) in exhaustive_search(index, fm, &codes, &short) {
+        let alns = &mut out[i].0;
+        if hits.iter().any(|h| !alns.iter().any(|x| near(x, h))) {
+            *alns = align_seeded(
+                index,
+                fm,
+                mode,
+                &reads[i],
+                &codes[i],
+                seeds[i].clone(),
+                &hits,
+            );
+        }
+        let hits = hits
+            .iter()
+            .map(|h| (*h, ungapped_score(index, mode, &reads[i], &codes[i], h)))
+            .collect();
+        out[i].1 = Some(Exhaustive { k, hits, more });
+    }
+    out
+}
+
+/// Reads shorter than this are also searched exhaustively for ungapped
+/// placements ([`exhaustive_k`]).
+const SHORT_READ: usize = 70;
+
+/// Reads shorter than this are not (they match too many places).
+const SHORT_MIN: usize = 16;
+
+/// Located placements of one read from the exhaustive search at most.
+const EXHAUSTIVE_MAX_HITS: u64 = 16;
+
+/// Mismatches up to which a read of `len` bases is searched exhaustively
+/// (every ungapped placement with at most that many is found, both
+/// strands), as an extra source of candidates besides its seeds, given the
+/// `best` alignment its seeds found: `None` for reads of [`SHORT_READ`]
+/// bases or more, whose seeds find them. A short read's seeds (19 bases)
+/// miss its true place when its errors leave no 19-base exact match there,
+/// so that "no other alignment" says little; after this search it says
+/// there is none within `K` mismatches. `K` is 2, or 1 for a read whose
+/// seeds found an exact match of the whole read (two mismatches cost 2 to
+/// 5 times the time of one on chr20, most of it in the search schemes of
+/// parts of 10 to 12 bases; a second placement two mismatches from an
+/// exact one leaves its MAPQ above 30 anyway), and for a read with no
+/// alignment at most the mismatches an alignment above the minimum score
+/// can have (none for `--local` reads under 35 bases: no search).
+pub(super) fn exhaustive_k(mode: Mode, len: usize, best: Option<&Aligned>) -> Option<u8> {
+    if !(SHORT_MIN..SHORT_READ).contains(&len) {
+        return None;
+    }
+    let sc = Scoring::of(mode);
+    let k = match best {
+        Some(b) if b.nm == 0 && b.cigar.len() == 1 => 1,
+        Some(_) => 2,
+        None => (sc.perfect(len) - Scoring::min_score(mode, len)) / (sc.matched + sc.mismatch),
+    };
+    (k > 0).then_some(k.min(2) as u8)
+}
+
+/// What the exhaustive search ([`exhaustive_k`]) found for a short read.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Exhaustive {
+    /// Mismatches searched up to.
+    pub(super) k: u8,
+    /// Placements located (whole-read anchors) and the score of the
+    /// ungapped alignment there.
+    pub(super) hits: Vec<(Anchor, i32)>,
+    /// Placements not located (beyond [`EXHAUSTIVE_MAX_HITS`]):
+    /// (mismatches, how many).
+    pub(super) more: Vec<(u8, u64)>,
+}
+
+/// A short read's placement from [`exhaustive_search`].
+type Whole = Anchor;
+
+/// Whether the alignment `x` lies on the diagonal of the whole-read
+/// anchor `h` (within a few bases of indels).
+pub(super) fn near(x: &Aligned, h: &Whole) -> bool {
+    let diag = x.pos as i64 - i64::from(align::clips(&x.cigar).0);
+    x.rev == h.rev && x.contig == h.contig && (diag - h.diagonal()).abs() <= 8
+}
+
+/// AS of the ungapped alignment of the whole read at `h`.
+fn ungapped_score(
+    index: &Index,
+    mode: Mode,
+    read: &ReadView<'_>,
+    codes: &[Vec<u8>; 2],
+    h: &Whole,
+) -> i32 {
+    let m = read.seq.len();
+    let window = ref_window(index, h.contig, h.rpos, h.rpos + m as u64);
+    let qual: Vec<u8> = match read.qual {
+        Some(q) if h.rev => q.iter().rev().copied().collect(),
+        Some(q) => q.to_vec(),
+        None => vec![b'I'; m],
+    };
+    let codes = &codes[usize::from(h.rev)];
+    let cigar = [(align::Op::Match, m as u32)];
+    align::score_with_quality(codes, &qual, &window, 0, &cigar, &Scoring::of(mode))
+}
+
+/// The exhaustive search of the reads `which` (those with an
+/// [`exhaustive_k`]): per read, its index, `K`, its ungapped placements
+/// with at most `K` mismatches (bidirectional search schemes,
+/// [`crate::search::search_verify_many`]) as whole-read anchors, up to
+/// [`EXHAUSTIVE_MAX_HITS`] of them located (those inside one segment kept),
+/// and how many more were not located, by mismatches.
+#[allow(clippy::type_complexity)]
+fn exhaustive_search(
+    index: &Index,
+    fm: &FmIndex<'_>,
+    codes: &[[Vec<u8>; 2]],
+    which: &[(usize, u8)],
+) -> Vec<(usize, u8, Vec<Whole>, Vec<(u8, u64)>)> {
+    let mut out = Vec::with_capacity(which.len());
+    let bi = crate::search::BiIndex {
+        fwd: *fm,
+        rev: index.rev_fm(),
+    };
+    let mut ks: Vec<u8> = which.iter().map(|w| w.1).collect();
+    ks.sort_unstable();
+    ks.dedup();
+    for k in ks {
+        let group: Vec<usize> = which.iter().filter(|w| w.1 == k).map(|w| w.0).collect();
+        let patterns: Vec<&[u8]> = group
+            .iter()
+            .flat_map(|&i| [&codes[i][0][..], &codes[i][1][..]])
+            .collect();
+        let found = crate::search::search_verify_many(
+            &bi,
+            index.pac(),
+            &patterns,
+            k,
+            VERIFY_MAX,
+            SEED_LANES,
+        );
+        // Per read: rows to locate (with strand and mismatches), verified
+        // positions, placements left out.
+        let mut rows = Vec::new();
+        let mut row_of = Vec::new();
+        let mut per: Vec<(Vec<(bool, u64, u8)>, Vec<(u8, u64)>)> = Vec::new();
+        for (g, pair) in found.chunks(2).enumerate() {
+            // Fewest mismatches first, so that the cap leaves out only the
+            // worst placements (a placement found twice, verified and
+            // searched, is then located twice and counted once).
+            let mut items: Vec<(u8, bool, std::result::Result<u64, Interval>)> = Vec::new();
+            for (s, (ivs, pos)) in pair.iter().enumerate() {
+                items.extend(pos.iter().map(|&(t, nm)| (nm, s == 1, Ok(t))));
+                items.extend(ivs.iter().map(|f| (f.mismatches, s == 1, Err(f.rows))));
+            }
+            items.sort_by_key(|x| x.0);
+            let mut at = Vec::new();
+            let mut more = Vec::new();
+            let mut left = EXHAUSTIVE_MAX_HITS;
+            for (nm, rev, x) in items {
+                let (lo, n) = match x {
+                    Ok(t) => (t, 1),
+                    Err(iv) => (iv.lo, iv.len()),
+                };
+                let take = n.min(left);
+                left -= take;
+                if take < n {
+                    more.push((nm, n - take));
+                }
+                match x {
+                    Ok(t) if take > 0 => at.push((rev, t, nm)),
+                    Ok(_) => {}
+                    Err(_) => {
+                        rows.extend(lo..lo + take);
+                        row_of.extend(std::iter::repeat_n((g, rev, nm), take as usize));
+                    }
+                }
+            }
+            per.push((at, more));
+        }
+        let mut pos = Vec::new();
+        fm.locate_many(&rows, SEED_LANES, &mut pos);
+        for ((g, rev, nm), t) in row_of.into_iter().zip(pos) {
+            per[g].0.push((rev, t, nm));
+        }
+        for (g, (at, more)) in per.into_iter().enumerate() {
+            let i = group[g];
+            let m = codes[i][0].len() as u64;
+            let mut hits: Vec<(Whole, u8)> = at
+                .into_iter()
+                .filter_map(|(rev, t, nm)| {
+                    let (contig, rpos) = index.segments.resolve(t, m)?;
+                    let a = Anchor {
+                        rev,
+                        contig,
+                        rpos,
+                        qpos: 0,
+                        len: m as u32,
+                    };
+                    Some((a, nm))
+                })
+                .collect();
+            // A verified part and a searched one can find one placement.
+            hits.sort_unstable();
+            hits.dedup();
+            out.push((i, k, hits.into_iter().map(|h| h.0).collect(), more));
+        }
+    }
+    out
 }
 
 /// Seeds of at least this many bases with at most [`RESEED_MAX_ROWS`]
@@ -136,6 +366,7 @@ fn align_seeded(
     read: &ReadView<'_>,
     [fwd, rc]: &[Vec<u8>; 2],
     mut seeds: [Vec<Seed>; 2],
+    whole: &[Whole],
 ) -> Vec<Aligned> {
     let m = read.seq.len();
     if m == 0 {
@@ -196,6 +427,7 @@ fn align_seeded(
             });
         }
     }
+    anchors.extend_from_slice(whole);
     let chains = seed::chain(&mut anchors, m as u64 + BAND);
     let Some(top) = chains.first() else {
         return Vec::new();

@@ -13,7 +13,7 @@ use crate::sam::{self, Aligned};
 
 use super::batch::{Found, MapMode, PairWritten};
 use super::config::{MapConfig, PairConfig, Report};
-use super::extend::align_reads;
+use super::extend::{Exhaustive, align_reads};
 use super::find::name_hash;
 use super::mates::{PairChoice, choose_pair, rescue, unique_fragment};
 use super::record::{Cigar, Mate, Record, Records, Tags};
@@ -26,41 +26,43 @@ pub(super) struct Gapped<'a> {
     pub(super) mode: Mode,
 }
 
-impl Found for Vec<Aligned> {
+/// A read's alignments, best first, and what the exhaustive search of a
+/// short read found.
+impl Found for (Vec<Aligned>, Option<Exhaustive>) {
     fn count(&self) -> u64 {
-        self.len() as u64
+        self.0.len() as u64
     }
 }
 
 impl MapMode for Gapped<'_> {
-    type Found = Vec<Aligned>;
+    type Found = (Vec<Aligned>, Option<Exhaustive>);
 
-    fn find(&self, reads: &[ReadView<'_>], _: &[Range<usize>]) -> (Vec<Vec<Aligned>>, u64) {
+    fn find(&self, reads: &[ReadView<'_>], _: &[Range<usize>]) -> (Vec<Self::Found>, u64) {
         let fm = self.index.fm();
         (align_reads(self.index, &fm, self.mode, reads), 0)
     }
 
     fn unique_fragment(
         &self,
-        (_, a1): (&ReadView<'_>, &Vec<Aligned>),
-        (_, a2): (&ReadView<'_>, &Vec<Aligned>),
+        (_, a1): (&ReadView<'_>, &Self::Found),
+        (_, a2): (&ReadView<'_>, &Self::Found),
         o: Orientation,
     ) -> Option<u64> {
-        unique_fragment(a1, a2, o)
+        unique_fragment(&a1.0, &a2.0, o)
     }
 
     fn write_single(
         &self,
         out: &mut Records<'_>,
         read: &ReadView<'_>,
-        alns: Vec<Aligned>,
+        (alns, ex): Self::Found,
     ) -> usize {
         if alns.is_empty() {
             out.push(&Record::unmapped(read, None));
             return 0;
         }
         let chosen = primary_of(&alns, name_hash(read.name));
-        let q = single_mapq(self.mode, read.seq.len(), &alns, chosen);
+        let q = single_mapq(self.mode, read.seq.len(), &alns, chosen, ex.as_ref());
         let layout = &self.index.layout;
         write_read(
             out, read, &alns, chosen, q, self.mode, self.cfg, layout, None,
@@ -70,8 +72,8 @@ impl MapMode for Gapped<'_> {
     fn write_pair(
         &self,
         out: &mut Records<'_>,
-        (r1, mut a1): (&ReadView<'_>, Vec<Aligned>),
-        (r2, mut a2): (&ReadView<'_>, Vec<Aligned>),
+        (r1, (mut a1, e1)): (&ReadView<'_>, Self::Found),
+        (r2, (mut a2, e2)): (&ReadView<'_>, Self::Found),
         pairing: &PairConfig,
         w: Window,
     ) -> PairWritten {
@@ -83,7 +85,9 @@ impl MapMode for Gapped<'_> {
             rescue(index, mode, &a2, &mut a1, r1, o, w, false);
         }
         let hash = name_hash(r1.name);
-        let c = choose_pair(mode, &a1, &a2, (r1.seq.len(), r2.seq.len()), o, w, hash);
+        let lens = (r1.seq.len(), r2.seq.len());
+        let ex = [e1.as_ref(), e2.as_ref()];
+        let c = choose_pair(mode, [&a1, &a2], lens, ex, (o, w), hash);
         let (mate1, mate2) = self.write_mates(out, (r1, &a1), (r2, &a2), &c, o, w);
         PairWritten {
             mate1,
@@ -236,7 +240,7 @@ fn write_read<'m>(
     let supp = (mode == Mode::Local && cfg.report == Report::Best)
         .then(|| supplementary(alns, chosen, len))
         .flatten();
-    let supp_q = supp.map(|k| single_mapq(mode, len as usize, alns, k).min(mapq));
+    let supp_q = supp.map(|k| single_mapq(mode, len as usize, alns, k, None).min(mapq));
     let mut sa = Vec::new();
     if let (Some(k), Some(q)) = (supp, supp_q) {
         sam::push_sa_entry(&mut sa, &alns[k], q, layout);

@@ -13,7 +13,7 @@ use crate::sam::Aligned;
 use crate::seed;
 
 use super::config::PairConfig;
-use super::extend::{Place, Quals, dedup, extend_at, ref_window};
+use super::extend::{Exhaustive, Place, Quals, dedup, extend_at, ref_window};
 use super::select::{MAPQ_MAX, pair_mapq, primary_of, single_mapq};
 
 /// What an unpaired placement of the mates costs against a proper pair, in
@@ -234,17 +234,17 @@ pub(super) struct PairChoice {
 }
 
 /// The pair's placement among the mates' alignments `a1` and `a2` (best
-/// first; of reads of `lens` bases): the best proper pair by summed score
+/// first; of reads of `lens` bases; `e1`, `e2` the exhaustive search of a
+/// short mate): the best proper pair by summed score
 /// (ties by `hash`, of the name) unless the best unpaired placement beats
 /// it by more than [`PEN_UNPAIRED_MISMATCHES`]; MAPQ from the pair's
 /// margin over the next placement, at least each mate's own.
 pub(super) fn choose_pair(
     mode: Mode,
-    a1: &[Aligned],
-    a2: &[Aligned],
+    [a1, a2]: [&[Aligned]; 2],
     (l1, l2): (usize, usize),
-    o: Orientation,
-    w: Window,
+    [e1, e2]: [Option<&Exhaustive>; 2],
+    (o, w): (Orientation, Window),
     hash: u64,
 ) -> PairChoice {
     // The best proper pair by summed score (ties by the name), and the next.
@@ -281,16 +281,16 @@ pub(super) fn choose_pair(
                 .chain(unpaired.filter(|&u| u < score || a1.len() + a2.len() > 2))
                 .max();
             let qp = i32::from(pair_mapq(mode, score, next));
-            let s1 = i32::from(single_mapq(mode, l1, a1, i));
-            let s2 = i32::from(single_mapq(mode, l2, a2, j));
+            let s1 = i32::from(single_mapq(mode, l1, a1, i, e1));
+            let s2 = i32::from(single_mapq(mode, l2, a2, j, e2));
             let q = |s: i32| s.max(qp.min(s + 40)).clamp(0, i32::from(MAPQ_MAX)) as u8;
             (Some(i), Some(j), q(s1), q(s2))
         }
         None => {
             let c1 = (!a1.is_empty()).then(|| primary_of(a1, hash));
             let c2 = (!a2.is_empty()).then(|| primary_of(a2, hash));
-            let q1 = c1.map_or(0, |c| single_mapq(mode, l1, a1, c));
-            let q2 = c2.map_or(0, |c| single_mapq(mode, l2, a2, c));
+            let q1 = c1.map_or(0, |c| single_mapq(mode, l1, a1, c, e1));
+            let q2 = c2.map_or(0, |c| single_mapq(mode, l2, a2, c, e2));
             (c1, c2, q1, q2)
         }
     };

@@ -10,7 +10,7 @@ use crate::sam::{Aligned, MAPQ_UNIQUE};
 use crate::seed;
 
 use super::config::MapConfig;
-use super::extend::read_span;
+use super::extend::{Exhaustive, near, read_span};
 use super::find::{ReadHits, name_hash};
 
 /// MAPQ of a unique alignment far above any other (gapped modes).
@@ -276,8 +276,80 @@ pub(super) fn second_of(alns: &[Aligned], chosen: usize, len: u32) -> (Option<i3
     (xs, n)
 }
 
-/// MAPQ of `alns[chosen]` as a single read.
-pub(super) fn single_mapq(mode: Mode, len: usize, alns: &[Aligned], chosen: usize) -> u8 {
+/// MAPQ of `alns[chosen]` as a single read, `ex` what the exhaustive
+/// search of a short read found ([`short_mapq`]).
+pub(super) fn single_mapq(
+    mode: Mode,
+    len: usize,
+    alns: &[Aligned],
+    chosen: usize,
+    ex: Option<&Exhaustive>,
+) -> u8 {
+    if let Some(ex) = ex {
+        return short_mapq(mode, len, alns, chosen, ex);
+    }
     let (xs, n) = second_of(alns, chosen, len as u32);
     gapped_mapq(mode, len, alns[chosen].score, xs, n)
+}
+
+/// MAPQ of `alns[chosen]` for a short read searched exhaustively
+/// ([`exhaustive_k`] = `K`), calibrated on chr20 against simulated reads'
+/// truth (docs/ALGORITHMS.md, gapped step 6; docs/BENCHMARKS.md,
+/// 2026-11-28 (tenth)). The others are the read's other alignments of the
+/// same part and its ungapped placements with at most `K` mismatches that
+/// no alignment covers, scored ungapped whether or not above the minimum
+/// (in `--local` a 36-base read's placement with 2 mismatches scores 26,
+/// under the minimum 30, yet makes the best one's place doubtful). With
+/// `e` the best alignment's errors (NM, or its distance from a perfect
+/// score in mismatches, whichever is more):
+/// - with no other, every other placement has more than `K` mismatches,
+///   and what is left is the chance that the true place has more errors
+///   than `K` and was not found: `10 (K + 1 − e) + 20`, 10 more from 50
+///   bases (at 36 bases: 50 for an exact read, 40 with one error);
+/// - with others, the best of them `g` below (`n` of them) and `u` a
+///   mismatch's worth: `(25 − 4e) g / u − 4.343 ln n` (`--local`; 37 for
+///   25 end-to-end, whose mismatches at Q20 cost 4 of its 6), at most the
+///   above: a mismatch of difference is worth less the more errors the
+///   read has; a tie is 0.
+fn short_mapq(mode: Mode, len: usize, alns: &[Aligned], chosen: usize, ex: &Exhaustive) -> u8 {
+    let sc = Scoring::of(mode);
+    let unit = sc.matched + sc.mismatch;
+    let p = &alns[chosen];
+    let best = p.score;
+    let mut others: Vec<(i32, u64)> = alns
+        .iter()
+        .enumerate()
+        .filter(|&(k, a)| k != chosen && same_part(a, p, len as u32))
+        .map(|(_, a)| (a.score, 1))
+        .collect();
+    others.extend(
+        ex.hits
+            .iter()
+            .filter(|h| !alns.iter().any(|x| near(x, &h.0)))
+            .map(|h| (h.1, 1)),
+    );
+    let perfect = sc.perfect(len);
+    others.extend(
+        ex.more
+            .iter()
+            .map(|&(nm, c)| (perfect - i32::from(nm) * unit, c)),
+    );
+    let unit = f64::from(unit);
+    let errors = f64::from(p.nm).max(f64::from(perfect - best) / unit);
+    let longer = ((len as f64 - 36.0) / 14.0).clamp(0.0, 1.0);
+    let none = 10.0 * (f64::from(ex.k) + 1.0 - errors) + 20.0 + 10.0 * longer;
+    let q = match others.iter().map(|o| o.0).max() {
+        None => none,
+        Some(second) if second >= best => 0.0,
+        Some(second) => {
+            let n: u64 = others.iter().filter(|o| o.0 == second).map(|o| o.1).sum();
+            let slope = match mode {
+                Mode::Local => 25.0,
+                Mode::EndToEnd => 37.0,
+            } - 4.0 * errors;
+            let q = slope * f64::from(best - second) / unit - 4.343 * (n as f64).ln();
+            q.min(none)
+        }
+    };
+    q.round().clamp(0.0, f64::from(MAPQ_MAX)) as u8
 }
