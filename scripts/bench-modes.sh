@@ -24,7 +24,8 @@ cd "$WORK"
 secs() { # binary args...: best wall seconds of two runs
     local best=999999 t
     for _ in 1 2; do
-        t=$({ /usr/bin/time -f %e "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -n 1)
+        /usr/bin/time -f %e -o "$WORK/time" "$@" >/dev/null 2>&1
+        t=$(tail -n 1 "$WORK/time")
         best=$(echo "$t $best" | awk '{print ($1 < $2) ? $1 : $2}')
     done
     echo "$best"
