@@ -330,6 +330,8 @@ struct Lane {
     job: usize,
     steps: Vec<Step>,
     parts: Vec<PartSteps>,
+    /// Per part: the minimum mismatches of the parts matched after it.
+    need_after: Vec<u8>,
     exact: usize,
     stack: Vec<Node>,
 }
@@ -373,6 +375,13 @@ pub fn schemes_many(
         let m = patterns[q as usize].len();
         lane.job = next_job;
         lane.exact = plan(m, k, usize::from(i), &mut lane.steps, &mut lane.parts);
+        lane.need_after.clear();
+        lane.need_after.resize(lane.parts.len(), 0);
+        let mut need = 0;
+        for p in order(usize::from(k), usize::from(i)).into_iter().rev() {
+            lane.need_after[p] = need;
+            need += lane.parts[p].min_mm;
+        }
         lane.stack.clear();
         lane.stack.push(Node {
             s: 0,
@@ -389,6 +398,7 @@ pub fn schemes_many(
             job: 0,
             steps: Vec::new(),
             parts: Vec::new(),
+            need_after: Vec::new(),
             exact: 0,
             stack: Vec::new(),
         };
@@ -431,11 +441,25 @@ pub fn schemes_many(
                         min_mm,
                     } = lane.parts[part];
                     let in_part = if n.s == first { 0 } else { n.mm_part };
+                    let after = lane.need_after[part];
                     let next = bi.extend(n.iv, dir);
                     for c in 0..4u8 {
                         let sub = u8::from(c != want);
                         let (mm2, part2) = (n.mm + sub, in_part + sub);
                         if mm2 > k || (n.s == last && part2 < min_mm) {
+                            continue;
+                        }
+                        // A node whose search cannot end within `k` (the
+                        // parts still to match must carry mismatches of
+                        // their own) finds nothing: [`scheme`] rejects its
+                        // every path at a part's last step; here it is not
+                        // visited.
+                        let still = if n.s == last {
+                            0
+                        } else {
+                            min_mm.saturating_sub(part2)
+                        };
+                        if mm2 + still + after > k {
                             continue;
                         }
                         let nv = next[c as usize];
