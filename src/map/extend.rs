@@ -506,6 +506,8 @@ fn align_seeded(
     let mut cands: Vec<(i32, Anchor, usize)> = Vec::new();
     let mut seen: Vec<(bool, u32, i64)> = Vec::new();
     let loci = &mut memo.loci;
+    // Loci of a previous call (each key is a candidate once per call).
+    let prior = loci.len();
     for c in chains.iter().take(MAX_CHAINS) {
         if c.weight < floor {
             break;
@@ -518,7 +520,7 @@ fn align_seeded(
                 continue;
             }
             seen.push(key);
-            let at = match loci.iter().position(|l| l.key == key) {
+            let at = match loci[..prior].iter().position(|l| l.key == key) {
                 Some(at) => at,
                 None => {
                     let contig_len = index.layout.contigs[a.contig as usize].len;
