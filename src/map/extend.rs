@@ -74,27 +74,28 @@ pub(super) fn align_reads(
         .collect();
     let jobs: Vec<&[u8]> = codes.iter().flat_map(|c| [&c[0][..], &c[1][..]]).collect();
     let mut found = seed::greedy_seeds_many(fm, &jobs, seed::MIN_SEED, SEED_LANES).into_iter();
-    let mut seeds: Vec<[Vec<Seed>; 2]> = reads
+    // What the first pass found is kept where a second one may follow.
+    let mut memos: Vec<Option<Memo>> = reads
         .iter()
-        .map(|_| {
-            [
-                found.next().expect("two per read"),
-                found.next().expect("two per read"),
-            ]
+        .map(|r| {
+            (SHORT_MIN..SHORT_READ)
+                .contains(&r.seq.len())
+                .then(Memo::default)
         })
         .collect();
     let mut out: Vec<(Vec<Aligned>, Option<Exhaustive>)> = reads
         .iter()
         .zip(&codes)
-        .zip(&mut seeds)
-        .map(|((r, c), s)| {
-            // Kept for a second pass only where one may follow.
-            let s = if (SHORT_MIN..SHORT_READ).contains(&r.seq.len()) {
-                s.clone()
-            } else {
-                std::mem::take(s)
-            };
-            (align_seeded(index, fm, mode, r, c, s, &[]), None)
+        .zip(&mut memos)
+        .map(|((r, c), memo)| {
+            let s = [
+                found.next().expect("two per read"),
+                found.next().expect("two per read"),
+            ];
+            (
+                align_seeded(index, fm, mode, r, c, s, &[], memo.as_mut()),
+                None,
+            )
         })
         .collect();
     // Short reads not already tied at the top: the exhaustive search, and
@@ -108,17 +109,25 @@ pub(super) fn align_reads(
                 .map(|k| (i, k))
         })
         .collect();
+    for (i, memo) in memos.iter_mut().enumerate() {
+        if short.binary_search_by_key(&i, |s| s.0).is_err() {
+            *memo = None;
+        }
+    }
     for (i, k, hits, more) in exhaustive_search(index, fm, &codes, &short) {
         let alns = &mut out[i].0;
         if hits.iter().any(|h| !alns.iter().any(|x| near(x, h))) {
+            // The same as the first pass with the new anchors added: its
+            // anchors and candidate loci are reused (see `Memo`).
             *alns = align_seeded(
                 index,
                 fm,
                 mode,
                 &reads[i],
                 &codes[i],
-                seeds[i].clone(),
+                [Vec::new(), Vec::new()],
                 &hits,
+                memos[i].as_mut(),
             );
         }
         let hits = hits
@@ -356,24 +365,41 @@ fn reseed(fm: &FmIndex<'_>, codes: [&Vec<u8>; 2], seeds: &mut [Vec<Seed>; 2]) {
     }
 }
 
-/// The gapped alignments of a read given its codes and seeds on both
-/// strands, best first (ties in reference order), none scoring below the
-/// mode's minimum, no two at one locus.
-fn align_seeded(
+/// What [`align_seeded`] computed for a read that depends only on the
+/// read and its seeds, kept for a second call with more whole-read
+/// anchors: the located anchors of its seeds, and per candidate locus
+/// (strand, contig, diagonal) its window, local score and extension. Each
+/// is a function of the read and the locus alone, so the second call
+/// computes what it would have computed anew.
+#[derive(Default)]
+pub(super) struct Memo {
+    /// The seeds' anchors ([`seed_anchors`]), once computed.
+    anchors: Option<Vec<Anchor>>,
+    loci: Vec<Locus>,
+}
+
+/// A candidate locus of [`align_seeded`].
+struct Locus {
+    /// Strand, contig, diagonal.
+    key: (bool, u32, i64),
+    /// The window's first contig position.
+    start: u64,
+    window: Vec<u8>,
+    /// Local score without traceback.
+    ub: i32,
+    /// [`extend_at`] there, once computed (kept only with a [`Memo`]).
+    ext: Option<Option<Aligned>>,
+}
+
+/// The anchors of a read's seeds on both strands (`codes`): every maximal
+/// match when the greedy cover found no seed, re-seeded, located.
+fn seed_anchors(
     index: &Index,
     fm: &FmIndex<'_>,
-    mode: Mode,
-    read: &ReadView<'_>,
-    [fwd, rc]: &[Vec<u8>; 2],
+    [fwd, rc]: [&Vec<u8>; 2],
     mut seeds: [Vec<Seed>; 2],
-    whole: &[Whole],
-) -> Vec<Aligned> {
-    let m = read.seq.len();
-    if m == 0 {
-        return Vec::new();
-    }
+) -> Vec<Anchor> {
     let strands = [fwd, rc];
-    let quals = Quals::new(read.qual, mode);
     if seeds.iter().all(Vec::is_empty) {
         // No piece of the greedy cover was a seed: every maximal match.
         for (k, codes) in strands.iter().enumerate() {
@@ -427,6 +453,45 @@ fn align_seeded(
             });
         }
     }
+    anchors
+}
+
+/// The gapped alignments of a read given its codes and seeds on both
+/// strands, best first (ties in reference order), none scoring below the
+/// mode's minimum, no two at one locus. With `memo`, what depends only on
+/// the read and its seeds is kept there, and taken from there when a
+/// previous call kept it (`seeds` are then not looked at): a second call
+/// with more `whole` anchors returns what a first call with them would.
+#[allow(clippy::too_many_arguments)]
+fn align_seeded(
+    index: &Index,
+    fm: &FmIndex<'_>,
+    mode: Mode,
+    read: &ReadView<'_>,
+    [fwd, rc]: &[Vec<u8>; 2],
+    seeds: [Vec<Seed>; 2],
+    whole: &[Whole],
+    memo: Option<&mut Memo>,
+) -> Vec<Aligned> {
+    let m = read.seq.len();
+    if m == 0 {
+        return Vec::new();
+    }
+    let strands = [fwd, rc];
+    let quals = Quals::new(read.qual, mode);
+    let keep = memo.is_some();
+    let mut own = Memo::default();
+    let memo = memo.unwrap_or(&mut own);
+    let mut anchors = match &memo.anchors {
+        Some(a) => a.clone(),
+        None => {
+            let a = seed_anchors(index, fm, [fwd, rc], seeds);
+            if keep {
+                memo.anchors = Some(a.clone());
+            }
+            a
+        }
+    };
     anchors.extend_from_slice(whole);
     let chains = seed::chain(&mut anchors, m as u64 + BAND);
     let Some(top) = chains.first() else {
@@ -438,8 +503,11 @@ fn align_seeded(
     // each, longest first; a chain can join two copies of a tandem repeat),
     // one per diagonal and strand, ranked by their local score without
     // traceback.
-    let mut cands: Vec<(i32, Anchor, u64, Vec<u8>)> = Vec::new();
+    let mut cands: Vec<(i32, Anchor, usize)> = Vec::new();
     let mut seen: Vec<(bool, u32, i64)> = Vec::new();
+    let loci = &mut memo.loci;
+    // Loci of a previous call (each key is a candidate once per call).
+    let prior = loci.len();
     for c in chains.iter().take(MAX_CHAINS) {
         if c.weight < floor {
             break;
@@ -452,17 +520,31 @@ fn align_seeded(
                 continue;
             }
             seen.push(key);
-            let contig_len = index.layout.contigs[a.contig as usize].len;
-            let diag = a.diagonal();
-            let start = (diag - BAND as i64).max(0) as u64;
-            let end = ((diag + m as i64 + BAND as i64).max(0) as u64).min(contig_len);
-            if start >= end {
-                continue;
-            }
-            let window = ref_window(index, a.contig, start, end);
-            let skip = skip_before(diag, m, mode);
-            let ub = align::local_score(&strands[usize::from(a.rev)][skip..], &window, mode);
-            cands.push((ub, a, start, window));
+            let at = match loci[..prior].iter().position(|l| l.key == key) {
+                Some(at) => at,
+                None => {
+                    let contig_len = index.layout.contigs[a.contig as usize].len;
+                    let diag = a.diagonal();
+                    let start = (diag - BAND as i64).max(0) as u64;
+                    let end = ((diag + m as i64 + BAND as i64).max(0) as u64).min(contig_len);
+                    if start >= end {
+                        continue;
+                    }
+                    let window = ref_window(index, a.contig, start, end);
+                    let skip = skip_before(diag, m, mode);
+                    let ub =
+                        align::local_score(&strands[usize::from(a.rev)][skip..], &window, mode);
+                    loci.push(Locus {
+                        key,
+                        start,
+                        window,
+                        ub,
+                        ext: None,
+                    });
+                    loci.len() - 1
+                }
+            };
+            cands.push((loci[at].ub, a, at));
         }
     }
     cands.sort_by_key(|c| std::cmp::Reverse(c.0));
@@ -471,9 +553,34 @@ fn align_seeded(
     let margin = EXTEND_MARGIN_MISMATCHES * (sc.matched + sc.mismatch);
     let min = Scoring::min_score(mode, m);
     let mut pruned = Vec::new();
-    for (ub, a, start, window) in cands {
+    // `extend_at` at a locus, or what it gave there before.
+    let mut extend = |at: usize, a: &Anchor| -> Option<Aligned> {
+        let l = &mut loci[at];
+        if let Some(e) = &l.ext {
+            return e.clone();
+        }
+        let place = Place {
+            contig: a.contig,
+            start: l.start,
+            rev: a.rev,
+            skip: skip_before(a.diagonal(), m, mode),
+        };
+        let e = extend_at(
+            strands[usize::from(a.rev)],
+            &l.window,
+            place,
+            mode,
+            &quals,
+            min,
+        );
+        if keep {
+            l.ext = Some(e.clone());
+        }
+        e
+    };
+    for (ub, a, at) in cands {
         if ub < best - margin {
-            pruned.push((a, start, window));
+            pruned.push((a, at));
             continue;
         }
         // An anchor an alignment already found aligns the same way adds
@@ -484,14 +591,7 @@ fn align_seeded(
         if covered {
             continue;
         }
-        let codes = strands[usize::from(a.rev)];
-        let at = Place {
-            contig: a.contig,
-            start,
-            rev: a.rev,
-            skip: skip_before(a.diagonal(), m, mode),
-        };
-        out.extend(extend_at(codes, &window, at, mode, &quals, min));
+        out.extend(extend(at, &a));
     }
     // Local: a low-scoring candidate for a part of the read the best
     // alignment leaves out (a chimeric read's other part) is extended too.
@@ -500,7 +600,7 @@ fn align_seeded(
     {
         let (ps, pe) = read_span(p, m as u32);
         let mut extra = Vec::new();
-        for (a, start, window) in pruned {
+        for (a, at) in pruned {
             let (s, e) = if a.rev {
                 (m as u32 - a.qpos - a.len, m as u32 - a.qpos)
             } else {
@@ -510,14 +610,7 @@ fn align_seeded(
             if 2 * overlap > a.len || extra.len() >= EXTEND_PER_CHAIN {
                 continue;
             }
-            let codes = strands[usize::from(a.rev)];
-            let at = Place {
-                contig: a.contig,
-                start,
-                rev: a.rev,
-                skip: skip_before(a.diagonal(), m, mode),
-            };
-            extra.extend(extend_at(codes, &window, at, mode, &quals, min));
+            extra.extend(extend(at, &a));
         }
         out.extend(extra);
     }
