@@ -149,19 +149,22 @@ pub(super) fn map_batch<M: MapMode>(
                     .collect()
             };
             // Both mates of every pair found, chunk by chunk: the chunk's
-            // mates 1, then its mates 2.
-            let found: Vec<(Vec<M::Found>, u64)> = (0..n.div_ceil(per))
+            // mates 1, then its mates 2 (reads and what was found for them).
+            type Chunk<'r, F> = (Vec<ReadView<'r>>, Vec<F>, u64);
+            let found: Vec<Chunk<'_, M::Found>> = (0..n.div_ceil(per))
                 .into_par_iter()
                 .map(|c| {
                     let range = c * per..((c + 1) * per).min(n);
                     let reads = views(range.clone());
-                    mode.find(&reads, &[range.clone(), n + range.start..n + range.end])
+                    let (f, located) =
+                        mode.find(&reads, &[range.clone(), n + range.start..n + range.end]);
+                    (reads, f, located)
                 })
                 .collect();
             if window.is_none() {
                 let want = crate::pair::ESTIMATE_PAIRS.min(n);
                 let pairs = (0..want).map(|k| {
-                    let f = &found[k / per].0;
+                    let f = &found[k / per].1;
                     let half = f.len() / 2;
                     let (r1, r2) = (batch.get(k), mates.get(k));
                     let (a, b) = (&f[k % per], &f[half + k % per]);
@@ -179,10 +182,7 @@ pub(super) fn map_batch<M: MapMode>(
             let window = window.expect("set above");
             found
                 .into_par_iter()
-                .enumerate()
-                .map(|(c, (mut found, located))| {
-                    let start = c * per;
-                    let reads = views(start..(start + per).min(n));
+                .map(|(reads, mut found, located)| {
                     let half = found.len() / 2;
                     let second = found.split_off(half);
                     let mut out = writing.records();

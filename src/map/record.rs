@@ -46,13 +46,11 @@ impl Cigar<'_> {
 
     /// Reference bases covered.
     fn span(&self) -> u64 {
-        let mut s = 0;
-        self.for_each(|o, n| {
-            if o.refs() {
-                s += u64::from(n);
-            }
-        });
-        s
+        match *self {
+            Cigar::None => 0,
+            Cigar::Matched(n) => u64::from(n),
+            Cigar::Ops(ops) => crate::align::ref_span(ops),
+        }
     }
 
     fn push_text(&self, out: &mut Vec<u8>) {
@@ -216,7 +214,8 @@ impl<'a> Records<'a> {
     }
 }
 
-fn push_int(out: &mut Vec<u8>, x: u64) {
+/// Appends `x` in decimal.
+pub(super) fn push_int(out: &mut Vec<u8>, x: u64) {
     out.extend_from_slice(itoa::Buffer::new().format(x).as_bytes());
 }
 
@@ -529,9 +528,9 @@ pub fn push_bam(out: &mut Vec<u8>, r: &Record<'_>, rg: Option<&[u8]>) -> io::Res
         push_i(out, b"X1", x as i64)?;
     }
     if !t.mc.is_none() {
-        let mut text = Vec::new();
-        t.mc.push_text(&mut text);
-        push_z(out, b"MC", &text);
+        out.extend_from_slice(b"MCZ");
+        t.mc.push_text(out);
+        out.push(0);
     }
     if !t.sa.is_empty() {
         push_z(out, b"SA", t.sa);

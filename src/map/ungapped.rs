@@ -14,7 +14,7 @@ use crate::search::BiIndex;
 use super::batch::{Found, MapMode, PairWritten};
 use super::config::{MapConfig, PairConfig, Report};
 use super::find::{BatchHits, ReadHits, chunk_hits, name_hash};
-use super::record::{Cigar, Mate, Record, Records, Tags};
+use super::record::{Cigar, Mate, Record, Records, Tags, push_int};
 use super::select::{PairCtx, Shown, mapq, shown};
 
 /// The ungapped modes over one index.
@@ -84,8 +84,6 @@ impl MapMode for Ungapped<'_> {
 /// MD:Z of `hit` of `read` (no indels): matching-run lengths between the
 /// reference bases of the mismatches, `pac` the 2-bit text.
 fn md_of(out: &mut Vec<u8>, read: &ReadView<'_>, hit: &Hit, pac: &[u8]) {
-    let push_int =
-        |out: &mut Vec<u8>, x: u64| out.extend_from_slice(itoa::Buffer::new().format(x).as_bytes());
     let len = read.seq.len();
     let mut run = 0u64;
     for i in 0..len {
@@ -108,9 +106,7 @@ fn md_of(out: &mut Vec<u8>, read: &ReadView<'_>, hit: &Hit, pac: &[u8]) {
 }
 
 /// XA:Z of `hits` (bwa's `rname,±pos,{len}M,NM;`).
-fn xa_of(out: &mut Vec<u8>, hits: &[Hit], len: u64, index: &Index) {
-    let push_int =
-        |out: &mut Vec<u8>, x: u64| out.extend_from_slice(itoa::Buffer::new().format(x).as_bytes());
+fn xa_of<'h>(out: &mut Vec<u8>, hits: impl Iterator<Item = &'h Hit>, len: u64, index: &Index) {
     for h in hits {
         out.extend_from_slice(index.layout.contigs[h.contig as usize].name.as_bytes());
         out.extend_from_slice(if h.rev { b",-" } else { b",+" });
@@ -187,8 +183,7 @@ pub(super) fn write_read(
     let mut md = Vec::with_capacity(16);
     let mut xa = Vec::new();
     if cfg.report == Report::Best && sh.xa_ok {
-        let alts: Vec<Hit> = others().copied().collect();
-        xa_of(&mut xa, &alts, len, index);
+        xa_of(&mut xa, others(), len, index);
     }
     let pac = index.pac();
     let mut record = |h: &Hit, secondary: bool, mapq: u8, xa: &[u8]| {
