@@ -149,6 +149,31 @@ impl Batch {
         }
     }
 
+    /// A batch of reads held in memory (name, bases, qualities), checked as
+    /// the FASTQ reader checks a record; the message names the read.
+    pub fn from_reads<'r>(
+        reads: impl IntoIterator<Item = ReadView<'r>>,
+    ) -> std::result::Result<Batch, String> {
+        let mut b = Batch::default();
+        for (i, r) in reads.into_iter().enumerate() {
+            check_read(r.name, r.seq, r.qual)
+                .map_err(|e| format!("read {} of the batch: {e}", i + 1))?;
+            if let Some(q) = r.qual
+                && q.len() != r.seq.len()
+            {
+                return Err(format!(
+                    "read {} of the batch ('{}'): {} bases but {} qualities",
+                    i + 1,
+                    String::from_utf8_lossy(r.name).escape_debug(),
+                    r.seq.len(),
+                    q.len()
+                ));
+            }
+            b.push(r.name, r.seq, r.qual);
+        }
+        Ok(b)
+    }
+
     /// Appends the reads of `other` from read `from` on (its buffers move).
     fn append(&mut self, mut other: Batch, from: usize) {
         let k = self.parts.len() as u32;

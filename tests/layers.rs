@@ -206,7 +206,7 @@ fn modules_import_one_way_in_data_flow_order() {
 /// the files before it; `mod.rs`, the pipeline, sits above them all.
 const MAP_ROOMS: &[&str] = &[
     "cuda", "summary", "config", "record", "output", "find", "extend", "select", "mates", "batch",
-    "ungapped", "gapped",
+    "ungapped", "gapped", "mapper",
 ];
 
 /// Inside `map/` the files import one another by name, one way, and none

@@ -13,7 +13,7 @@ use crate::read::ReadView;
 
 use super::config::{MapConfig, MapStats, OutputFormat, PairConfig};
 use super::mates::{estimated_window, tally_fragments};
-use super::record::Records;
+use super::record::{Records, Written};
 
 /// Reads per chunk: large enough to amortise, small enough to balance
 /// across threads.
@@ -80,24 +80,28 @@ pub(super) struct Writing<'a> {
     pub(super) cfg: &'a MapConfig,
     /// Collect each read's (pair's) outcome, for `--un`/`--al`.
     pub(super) status: bool,
+    /// Collect each read's (pair's) records as owned values instead of
+    /// bytes (the library's per-read API).
+    pub(super) collect: bool,
 }
 
 impl Writing<'_> {
     fn records(&self) -> Records<'_> {
-        Records::new(
+        let r = Records::new(
             self.layout,
             self.cfg.format == OutputFormat::Bam,
             self.cfg.read_group.as_ref().map(|rg| rg.id.as_str()),
             self.cfg.no_unal,
-            CHUNK_READS * 400,
-        )
+            if self.collect { 0 } else { CHUNK_READS * 400 },
+        );
+        if self.collect { r.collecting() } else { r }
     }
 }
 
 /// Maps one batch (single reads, or pairs when `mates` and their pairing
 /// are given) in chunks on the current rayon pool: the records of each
 /// chunk (SAM text or uncompressed BAM) in input order, and the batch's
-/// counters. For pairs, `window` is the insert-size window; while it is
+/// counters (collecting: each read's, or pair's, records). For pairs, `window` is the insert-size window; while it is
 /// unknown it is estimated from the first [`crate::pair::ESTIMATE_PAIRS`]
 /// pairs of this (the first) batch, with a notice.
 pub(super) fn map_batch<M: MapMode>(
@@ -106,9 +110,9 @@ pub(super) fn map_batch<M: MapMode>(
     mates: Option<(&Batch, &PairConfig)>,
     writing: &Writing<'_>,
     window: &mut Option<Window>,
-) -> std::io::Result<(Vec<Vec<u8>>, MapStats)> {
+) -> std::io::Result<(Vec<Written>, MapStats)> {
     let mut stats = MapStats::default();
-    let chunks: Vec<(Vec<u8>, MapStats)> = match mates {
+    let chunks: Vec<(Written, MapStats)> = match mates {
         None => (0..batch.len().div_ceil(CHUNK_READS))
             .into_par_iter()
             .map(|c| {
@@ -125,6 +129,7 @@ pub(super) fn map_batch<M: MapMode>(
                 };
                 for (read, found) in reads.iter().zip(found) {
                     let n = found.count();
+                    out.next_read();
                     let w = mode.write_single(&mut out, read, found);
                     st.reads += 1;
                     st.bases += read.seq.len() as u64;
@@ -192,6 +197,7 @@ pub(super) fn map_batch<M: MapMode>(
                     };
                     for (k, (f1, f2)) in found.into_iter().zip(second).enumerate() {
                         let (r1, r2) = (&reads[k], &reads[half + k]);
+                        out.next_read();
                         let w = mode.write_pair(&mut out, (r1, f1), (r2, f2), pairing, window);
                         st.reads += 2;
                         st.bases += (r1.seq.len() + r2.seq.len()) as u64;

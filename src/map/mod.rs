@@ -18,6 +18,7 @@ pub mod cuda;
 mod extend;
 mod find;
 mod gapped;
+mod mapper;
 mod mates;
 mod output;
 mod record;
@@ -49,8 +50,9 @@ pub use find::{
     Strands, VERIFY_MAX, count_steps, exact_hits, exact_hits_many, find_many, hits_many,
     search_intervals,
 };
+pub use mapper::{Mapped, Mapper};
 use output::{BGZF_BLOCK, BGZF_EOF, ReadCopies, compress_blocks, output_header};
-pub use record::{Cigar, Mate, Record, Tags, push_bam, push_sam};
+pub use record::{Cigar, Mate, OwnedRecord, Record, Tags, push_bam, push_sam};
 pub use select::{MAPQ_MAX, e2e_cap, gapped_mapq, mapq};
 pub use summary::Summary;
 
@@ -231,6 +233,7 @@ pub fn map_reads<W: Write + Send>(
                 layout: &index.layout,
                 cfg,
                 status: copies.wanted(),
+                collect: false,
             };
             let mates = batch.1.as_ref().zip(pairing.as_ref());
             let mapped = pool.install(|| match cfg.gapped {
@@ -255,7 +258,7 @@ pub fn map_reads<W: Write + Send>(
                 ),
             });
             let (text, mut st) = match mapped {
-                Ok(r) => r,
+                Ok((w, st)) => (w.into_iter().map(|w| w.bytes).collect::<Vec<_>>(), st),
                 Err(e) => {
                     failure = Some(Error::io(out_name, e));
                     break;
@@ -581,9 +584,13 @@ mod tests {
                     layout: &index.layout,
                     cfg: &cfg,
                     status: false,
+                    collect: false,
                 };
                 let (text, st) = map_batch(&mode, &b1, mates, &writing, &mut w).unwrap();
-                (text.concat(), st)
+                (
+                    text.into_iter().flat_map(|w| w.bytes).collect::<Vec<u8>>(),
+                    st,
+                )
             };
             let (cpu, cpu_st) = run(None);
             let (dev, dev_st) = run(Some(&hits));

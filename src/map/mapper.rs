@@ -1,0 +1,133 @@
+//! The per-read API: a [`Mapper`] maps reads held in memory, single or
+//! paired, through the same batch driver as `fmalign map` and returns each
+//! read's records as owned values ([`OwnedRecord`]): the records the CLI
+//! writes for the same reads with the same options, in input order.
+
+use std::sync::{Arc, Mutex};
+
+use crate::error::{Error, Result};
+use crate::fastq::Batch;
+use crate::index::Index;
+use crate::kmer::KmerTable;
+use crate::pair::Window;
+
+use super::batch::{Writing, map_batch};
+use super::config::{MapConfig, MapStats, PairConfig};
+use super::gapped::Gapped;
+use super::record::OwnedRecord;
+use super::ungapped::Ungapped;
+
+/// Maps reads in memory against one index with one set of options, on its
+/// own threads (`cfg.threads`). It maps on the CPU (`cfg.device` is not
+/// used) and ignores the options about files (`cfg.format`, `cfg.copies`).
+/// Shared between threads, it maps concurrently.
+pub struct Mapper {
+    index: Arc<Index>,
+    cfg: MapConfig,
+    table: KmerTable,
+    pool: rayon::ThreadPool,
+    pairing: PairConfig,
+    /// The pairs' insert-size window: given, or estimated from the first
+    /// call of [`Mapper::map_pairs`] (as the CLI does from its first batch).
+    window: Mutex<Option<Window>>,
+}
+
+/// Each read's (or pair's) records, in input order, and the counters of
+/// the call (notices included).
+pub type Mapped = (Vec<Vec<OwnedRecord>>, MapStats);
+
+impl Mapper {
+    /// A mapper over `index` with the options of `cfg` and, for
+    /// [`Mapper::map_pairs`], `pairing`.
+    pub fn new(index: Arc<Index>, cfg: MapConfig, pairing: PairConfig) -> Result<Mapper> {
+        pairing.check()?;
+        if cfg.gapped.is_some() && !crate::align::cpu_supported() {
+            return Err(Error::Usage(
+                "gapped alignment needs a CPU with AVX2 (the SIMD this build's aligner uses); the ungapped mode maps on any CPU"
+                    .into(),
+            ));
+        }
+        let pool = crate::thread_pool(cfg.threads)?;
+        let table = pool.install(|| KmerTable::new(&index.fm(), cfg.kmer));
+        let window = Mutex::new(pairing.given_window());
+        Ok(Mapper {
+            index,
+            cfg,
+            table,
+            pool,
+            pairing,
+            window,
+        })
+    }
+
+    /// The index mapped against.
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    /// The options.
+    pub fn config(&self) -> &MapConfig {
+        &self.cfg
+    }
+
+    /// Each read's records.
+    pub fn map(&self, reads: &Batch) -> Result<Mapped> {
+        let mut none = None;
+        self.run(reads, None, &mut none)
+    }
+
+    /// Each pair's records (mate 1's, then mate 2's). The first call
+    /// estimates the insert-size window from its pairs, unless the pairing
+    /// gives one; later calls use it.
+    pub fn map_pairs(&self, one: &Batch, two: &Batch) -> Result<Mapped> {
+        if one.len() != two.len() {
+            return Err(Error::Usage(format!(
+                "{} reads as mates 1 and {} as mates 2: pairs need as many of each",
+                one.len(),
+                two.len()
+            )));
+        }
+        let known = *self.window.lock().unwrap_or_else(|e| e.into_inner());
+        if known.is_some() {
+            let mut w = known;
+            return self.run(one, Some(two), &mut w);
+        }
+        // The first call: held while it estimates, so that concurrent
+        // first calls agree on one window.
+        let mut window = self.window.lock().unwrap_or_else(|e| e.into_inner());
+        self.run(one, Some(two), &mut window)
+    }
+
+    fn run(
+        &self,
+        batch: &Batch,
+        mates: Option<&Batch>,
+        window: &mut Option<Window>,
+    ) -> Result<Mapped> {
+        let (index, cfg) = (&*self.index, &self.cfg);
+        let writing = Writing {
+            layout: &index.layout,
+            cfg,
+            status: false,
+            collect: true,
+        };
+        let mates = mates.map(|m| (m, &self.pairing));
+        let mapped = self.pool.install(|| match cfg.gapped {
+            Some(mode) => map_batch(&Gapped { index, cfg, mode }, batch, mates, &writing, window),
+            None => map_batch(
+                &Ungapped {
+                    index,
+                    table: &self.table,
+                    cfg,
+                    pre: None,
+                },
+                batch,
+                mates,
+                &writing,
+                window,
+            ),
+        });
+        let (chunks, stats) = mapped.map_err(|e| Error::Usage(e.to_string()))?;
+        Ok((chunks.into_iter().flat_map(|w| w.reads).collect(), stats))
+    }
+}
