@@ -21,6 +21,37 @@ use super::ungapped::Ungapped;
 /// own threads (`cfg.threads`). It maps on the CPU (`cfg.device` is not
 /// used) and ignores the options about files (`cfg.format`, `cfg.copies`).
 /// Shared between threads, it maps concurrently.
+///
+/// ```
+/// use std::sync::Arc;
+/// use fmalign::fastq::Batch;
+/// use fmalign::map::{MapConfig, Mapper, PairConfig};
+/// use fmalign::read::ReadView;
+///
+/// # fn main() -> fmalign::Result<()> {
+/// // An index built in memory (`fmalign index` writes the same to a file;
+/// // `Index::open` maps it).
+/// let text = b">chr1\nGATTACAGGCTTACCGATCGGATCCATGGCAACGTTAGCCTAGGCATCGATCGGACTTAGCAT\n";
+/// let reference = fmalign::reference::read_fasta_from(&text[..], "ref.fa".as_ref())?;
+/// let index = fmalign::index::build_in_memory(reference, &fmalign::IndexConfig::default())?;
+/// let cfg = MapConfig { threads: 1, ..MapConfig::default() }; // --local, bwa mem's scores
+/// let mapper = Mapper::new(Arc::new(index), cfg, PairConfig::default())?;
+/// let reads = Batch::from_reads([ReadView {
+///     name: b"r1",
+///     seq: b"GGCTTACCGATCGGATCCATGGCAACGTTAGC",
+///     qual: None,
+/// }])
+/// .map_err(fmalign::Error::Usage)?;
+/// let (records, _stats) = mapper.map(&reads)?;
+/// let r = &records[0][0];
+/// assert!(r.is_primary() && !r.is_reverse());
+/// assert_eq!(r.ref_range(), Some((7, 39)));
+/// assert_eq!(r.query_range(), Some((0, 32)));
+/// let line = r.to_sam(&mapper.index().layout, None); // the line `fmalign map` writes
+/// assert!(line.starts_with(b"r1\t0\tchr1\t8\t"));
+/// # Ok(())
+/// # }
+/// ```
 pub struct Mapper {
     index: Arc<Index>,
     cfg: MapConfig,
