@@ -663,6 +663,354 @@ pub fn score_with_quality(
     score
 }
 
+/// What [`ungapped`] proved: the dynamic program's results for a read whose
+/// best alignment in its window is ungapped on the anchor's diagonal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ungapped {
+    /// [`local_score`]'s value.
+    pub best: i32,
+    /// [`extend`]'s value.
+    pub ext: Extended,
+}
+
+/// The widest band of diagonals around the anchor's that [`ungapped`]
+/// searches for a gapped alignment that could win (each side).
+const UNGAPPED_BAND: usize = 16;
+
+/// The shortest exact run of the read on another diagonal that
+/// [`ungapped`] looks for (shorter runs occur by chance in a window).
+const UNGAPPED_MIN_RUN: usize = 12;
+
+/// The ungapped shortcut: `read` aligned without gaps along the diagonal on
+/// which its base 0 faces `window[offset]`, taken when it is provably what
+/// the dynamic program finds, with no dynamic program run: `Some` with
+/// [`local_score`]'s and [`extend`]'s values (the same CIGAR, NM and MD),
+/// `None` when that cannot be shown cheaply (then run them).
+///
+/// In the dynamic program's scores (bonus included) let `s(i)` be read base
+/// `i`'s score on the diagonal `d`, `δ(i) = match − s(i)` its deficit and
+/// `B = Σ δ(i)` the read's (mismatches × (match + mismatch)). Any other
+/// path in the window (one that leaves `d` or has a gap) splits into
+/// stretches on `d` and *excursions* off it; replacing each excursion by
+/// `d`'s own bases gives a path on `d` (its *projection*), and the path
+/// scores its projection's score plus each excursion's gain (what the
+/// excursion scores minus what `d` scores over the same read bases). This
+/// function proves that every excursion's gain is negative, so that every
+/// other path scores below a path on `d`; the results then follow from the
+/// best segments of `d` alone (below). Three parts:
+///
+/// 1. An excursion that starts or ends on `d` and reaches a diagonal more
+///    than `Δ` from it pays at least `gap_open + gap_extend × (Δ + 1)`
+///    and gains at most `B` on the bases it covers; `Δ` is chosen so that
+///    this is negative (`Δ = 0`, no band, for reads with one mismatch).
+/// 2. The others within `Δ`: a Gotoh dynamic program over the `2Δ + 1`
+///    diagonals, scoring each cell relative to `d` (`d`'s cells reset to 0:
+///    an excursion starts or ends there; a path may start anywhere after
+///    its clipped bases' gain, and end anywhere before the rest's), records
+///    the largest gain of any excursion; it must be negative.
+/// 3. A path that never touches `d` and scores at least `d`'s whole-read
+///    score has a deficit of at most `B`: at most `g` gaps, `q`
+///    mismatches and `u` unaligned bases with `g(open + extend) +
+///    q(match + mismatch) + u × match ≤ B`, so an exact run of at least
+///    `R = min ⌈(m − u − q) / (g + q + 1)⌉` bases on another diagonal.
+///    Every such run contains one of the read's `w`-mers sampled every
+///    `R − w + 1` bases (`w = min(R, 16)`); none of them may occur in the
+///    window off `d`.
+///
+/// Then the dynamic program's local optimum is `d`'s best segment (its
+/// score is [`local_score`]'s), a clipped end aligned whole is `d`'s own
+/// bases, and [`extend`] gives: end-to-end, the whole read on `d`; local,
+/// the whole read when it is within the clip penalty of every best segment
+/// (`whole ≥ best − clip × clipped ends`), else the best segment when it
+/// is the only one (ties between segments of `d` with different clips,
+/// which block-aligner's choice would settle, give `None`). Reads or
+/// windows with an N, diagonals that leave the window and reads with too
+/// many mismatches (a band wider than [`UNGAPPED_BAND`], or runs shorter
+/// than [`UNGAPPED_MIN_RUN`]) give `None`.
+pub fn ungapped(read: &[u8], window: &[u8], offset: usize, mode: Mode) -> Option<Ungapped> {
+    let m = read.len();
+    if m == 0 || offset + m > window.len() {
+        return None;
+    }
+    let on_d = &window[offset..offset + m];
+    // Codes 0..=3; an N (4) sets a bit above them.
+    if window.iter().fold(0u8, |x, &c| x | c) > 3 || read.iter().fold(0u8, |x, &c| x | c) > 3 {
+        return None;
+    }
+    let sc = Scoring::of(mode);
+    let hit = sc.matched + sc.bonus;
+    let miss = sc.mismatch - sc.bonus;
+    let (go, ge) = (sc.gap_open, sc.gap_extend);
+    let k: i32 = read.iter().zip(on_d).map(|(a, b)| i32::from(a != b)).sum();
+    let deficit = k * (hit + miss);
+    // Part 1: the band.
+    let mut band = 0usize;
+    while deficit - go - ge * (band as i32 + 1) >= 0 {
+        band += 1;
+        if band > UNGAPPED_BAND {
+            return None;
+        }
+    }
+    // Part 3: exact runs elsewhere.
+    let run = min_run(m, deficit, hit, miss, go + ge);
+    if run < UNGAPPED_MIN_RUN || runs_elsewhere(read, window, offset, run) {
+        return None;
+    }
+    // Prefix sums of the scores on d.
+    let mut pre = Vec::with_capacity(m + 1);
+    pre.push(0i32);
+    let mut acc = 0;
+    for (a, b) in read.iter().zip(on_d) {
+        acc += if a == b { hit } else { -miss };
+        pre.push(acc);
+    }
+    // Part 2.
+    if band > 0 && excursion_gain(read, window, offset, band, &pre, &sc) >= 0 {
+        return None;
+    }
+    // The best segments of d.
+    let seg = best_segments(&pre);
+    if seg.best <= 0 {
+        return None;
+    }
+    let whole = vec![(Op::Match, m as u32)];
+    let cigar = match mode {
+        Mode::EndToEnd => whole,
+        Mode::Local => {
+            let all = pre[m];
+            if all == seg.best || all >= seg.best - sc.clip * seg.clips.0 {
+                whole
+            } else if seg.count == 1 && all < seg.best - sc.clip * seg.clips.1 {
+                let (a, b) = seg.only;
+                let mut c = Vec::with_capacity(3);
+                if a > 0 {
+                    c.push((Op::Soft, a as u32));
+                }
+                c.push((Op::Match, (b - a) as u32));
+                if b < m {
+                    c.push((Op::Soft, (m - b) as u32));
+                }
+                c
+            } else {
+                return None;
+            }
+        }
+    };
+    let start = offset + align_start(&cigar);
+    Some(Ungapped {
+        best: seg.best,
+        ext: finish(read, window, start, cigar, &sc),
+    })
+}
+
+/// Read bases clipped before the first aligned one.
+fn align_start(cigar: &[(Op, u32)]) -> usize {
+    clips(cigar).0 as usize
+}
+
+/// The least length `R` of the longest exact run of a path of a read of `m`
+/// bases with a deficit of at most `deficit` (see [`ungapped`], part 3):
+/// over `g` gaps (`gap` each at least), `q` mismatches (`hit + miss` each)
+/// and the unaligned bases the rest allows (`hit` each).
+fn min_run(m: usize, deficit: i32, hit: i32, miss: i32, gap: i32) -> usize {
+    let mut run = usize::MAX;
+    let mut g = 0;
+    while g * gap <= deficit {
+        let mut q = 0;
+        while g * gap + q * (hit + miss) <= deficit {
+            let u = (deficit - g * gap - q * (hit + miss)) / hit;
+            let exact = m.saturating_sub((u + q) as usize);
+            run = run.min(exact.div_ceil((g + q + 1) as usize));
+            q += 1;
+        }
+        g += 1;
+    }
+    run
+}
+
+/// Whether some exact run of at least `run` read bases lies on another
+/// diagonal of `window` than the one where base 0 faces `offset` (a
+/// `w`-mer of the read, sampled every `run − w + 1` bases, occurs there).
+fn runs_elsewhere(read: &[u8], window: &[u8], offset: usize, run: usize) -> bool {
+    let w = run.min(16);
+    if window.len() < w {
+        return false;
+    }
+    let mask = if w == 16 {
+        u32::MAX
+    } else {
+        (1u32 << (2 * w)) - 1
+    };
+    let mut kmers = Vec::with_capacity(window.len() - w + 1);
+    let mut x = 0u32;
+    for (j, &c) in window.iter().enumerate() {
+        x = ((x << 2) | u32::from(c)) & mask;
+        if j + 1 >= w {
+            kmers.push(x);
+        }
+    }
+    let step = run - w + 1;
+    let mut i = 0;
+    while i + w <= read.len() {
+        let y = read[i..i + w]
+            .iter()
+            .fold(0u32, |y, &c| (y << 2) | u32::from(c));
+        let home = offset + i;
+        let found = kmers.iter().map(|&k| usize::from(k == y)).sum::<usize>();
+        let at_home = usize::from(kmers.get(home) == Some(&y));
+        if found > at_home {
+            return true;
+        }
+        i += step;
+    }
+    false
+}
+
+/// The largest gain of an excursion from the diagonal where read base 0
+/// faces `window[offset]` within `band` diagonals of it (see [`ungapped`],
+/// part 2): a Gotoh dynamic program in the read's rows and the band's
+/// diagonals, each cell scored relative to the diagonal's own (`pre`: its
+/// prefix sums).
+fn excursion_gain(
+    read: &[u8],
+    window: &[u8],
+    offset: usize,
+    band: usize,
+    pre: &[i32],
+    sc: &Scoring,
+) -> i32 {
+    const NEG: i32 = i32::MIN / 4;
+    const LANES: usize = 2 * UNGAPPED_BAND + 1;
+    let lanes = 2 * band + 1;
+    let m = read.len();
+    let (open, ext) = (sc.gap_open + sc.gap_extend, sc.gap_extend);
+    let total = pre[m];
+    // Lane l is the diagonal d + l − band; a point (i, c): i read bases
+    // and c window bases consumed. h: the best value at the row's point;
+    // f: ending with an insertion.
+    let col = |i: usize, l: usize| (offset + i + l) as isize - band as isize;
+    let valid = |c: isize| c >= 0 && c <= window.len() as isize;
+    let mut h = [NEG; LANES];
+    let mut f = [NEG; LANES];
+    for (l, v) in h.iter_mut().enumerate().take(lanes) {
+        if valid(col(0, l)) {
+            *v = 0;
+        }
+    }
+    let mut gain = NEG;
+    let mut nh = [NEG; LANES];
+    let mut nf = [NEG; LANES];
+    for i in 1..=m {
+        let a = read[i - 1];
+        let on_d = pre[i] - pre[i - 1];
+        let rest = total - pre[i];
+        for l in 0..lanes {
+            let c = col(i, l);
+            nh[l] = NEG;
+            nf[l] = NEG;
+            if !valid(c) {
+                continue;
+            }
+            if c >= 1 && h[l] > NEG {
+                let v = h[l] + sc.dp_substitution(a, window[c as usize - 1]) - on_d;
+                nh[l] = v;
+                if l != band {
+                    // The path ends here, the rest clipped.
+                    gain = gain.max(v - rest);
+                }
+            }
+            if l + 1 < lanes {
+                let from = (h[l + 1] - open).max(f[l + 1] - ext);
+                if from > NEG / 2 {
+                    nf[l] = from - on_d;
+                    nh[l] = nh[l].max(nf[l]);
+                    if i == m {
+                        // The read ends inserted: a clipped end aligned
+                        // whole can (clipping it would gain more, but the
+                        // whole read's alignment may not clip).
+                        gain = gain.max(nf[l]);
+                    }
+                }
+            }
+        }
+        let mut e = NEG;
+        for l in 0..lanes {
+            if !valid(col(i, l)) {
+                e = NEG;
+                continue;
+            }
+            if l > 0 {
+                e = (nh[l - 1] - open).max(e - ext).max(NEG);
+                nh[l] = nh[l].max(e);
+            }
+            if l == band {
+                // Back on d: the excursion's gain; d's own path goes on.
+                gain = gain.max(e).max(nf[l]);
+                nh[l] = 0;
+            } else {
+                // A path starting here, its first i bases clipped.
+                nh[l] = nh[l].max(-pre[i]);
+            }
+        }
+        std::mem::swap(&mut h, &mut nh);
+        std::mem::swap(&mut f, &mut nf);
+    }
+    gain
+}
+
+/// The best-scoring segments `[a, b)` of a diagonal given its prefix sums.
+struct Segments {
+    /// Their score.
+    best: i32,
+    /// How many there are.
+    count: usize,
+    /// The fewest and most clipped ends among them.
+    clips: (i32, i32),
+    /// One of them (the only one when `count` is 1).
+    only: (usize, usize),
+}
+
+/// The best segments of `pre` (see [`Segments`]).
+fn best_segments(pre: &[i32]) -> Segments {
+    let m = pre.len() - 1;
+    let mut s = Segments {
+        best: i32::MIN,
+        count: 0,
+        clips: (i32::MAX, i32::MIN),
+        only: (0, 0),
+    };
+    // The least prefix sum before b: whether a = 0 attains it, how many
+    // a > 0 do, and the last that does.
+    let (mut low, mut at_zero, mut after, mut last) = (pre[0], true, 0usize, 0usize);
+    for (b, &p) in pre.iter().enumerate().skip(1) {
+        let v = p - low;
+        if v >= s.best {
+            if v > s.best {
+                s.best = v;
+                s.count = 0;
+                s.clips = (i32::MAX, i32::MIN);
+            }
+            let end = i32::from(b < m);
+            if at_zero {
+                s.count += 1;
+                s.clips = (s.clips.0.min(end), s.clips.1.max(end));
+                s.only = (0, b);
+            }
+            if after > 0 {
+                s.count += after;
+                s.clips = (s.clips.0.min(1 + end), s.clips.1.max(1 + end));
+                s.only = (last, b);
+            }
+        }
+        if p < low {
+            (low, at_zero, after, last) = (p, false, 1, b);
+        } else if p == low {
+            (after, last) = (after + 1, b);
+        }
+    }
+    s
+}
+
 /// The reference bases a CIGAR covers.
 pub fn ref_span(cigar: &[(Op, u32)]) -> u64 {
     cigar
@@ -868,5 +1216,258 @@ mod tests {
             assert_eq!(String::from_utf8(a.md).unwrap(), "100");
             assert_eq!(a.score, Scoring::of(mode).perfect(100));
         }
+    }
+
+    /// The best local score of `read` in `window` under `mode`'s dynamic
+    /// program (bonus included): [`local_score`]'s oracle, by the plain
+    /// Gotoh DP with local starts and ends.
+    fn sw(read: &[u8], window: &[u8], mode: Mode) -> i32 {
+        let sc = Scoring::of(mode);
+        let (m, n) = (read.len(), window.len());
+        let neg = i32::MIN / 4;
+        let (go, ge) = (sc.gap_open, sc.gap_extend);
+        let mut h = vec![vec![0; n + 1]; m + 1];
+        let mut e = vec![vec![neg; n + 1]; m + 1];
+        let mut f = vec![vec![neg; n + 1]; m + 1];
+        let mut best = 0;
+        for i in 1..=m {
+            for j in 1..=n {
+                e[i][j] = (e[i][j - 1] - ge).max(h[i][j - 1] - go - ge);
+                f[i][j] = (f[i - 1][j] - ge).max(h[i - 1][j] - go - ge);
+                let d = h[i - 1][j - 1] + sc.dp_substitution(read[i - 1], window[j - 1]);
+                h[i][j] = d.max(e[i][j]).max(f[i][j]).max(0);
+                best = best.max(h[i][j]);
+            }
+        }
+        best
+    }
+
+    /// A window as the mapper cuts one (the diagonal ± 32) around a read
+    /// drawn from its middle with `subs` substitutions, and sometimes an
+    /// indel, a random tail, a tandem repeat, another copy of part of the
+    /// read nearby, or an N: the window, the read, and where the read's
+    /// base 0 was drawn from.
+    fn ungapped_case(seed: &mut u64, m: usize, subs: usize) -> (Vec<u8>, Vec<u8>, usize) {
+        let n = m + 64;
+        let mut window: Vec<u8> = (0..n).map(|_| (rng(seed) % 4) as u8).collect();
+        match rng(seed) % 10 {
+            // A tandem repeat of a short period over part of the window.
+            0 => {
+                let p = 1 + (rng(seed) % 40) as usize;
+                let from = (rng(seed) % n as u64) as usize;
+                let to = (from + 20 + (rng(seed) % n as u64) as usize).min(n);
+                for j in from.max(p)..to {
+                    window[j] = window[j - p];
+                }
+            }
+            // Part of the read's stretch copied to another diagonal, with
+            // a few differences.
+            1 => {
+                let len = 10 + (rng(seed) % m as u64) as usize;
+                let src = 32 + (rng(seed) % (m as u64)) as usize;
+                let dst = (rng(seed) % n as u64) as usize;
+                for t in 0..len {
+                    if src + t < n && dst + t < n {
+                        window[dst + t] = window[src + t];
+                        if rng(seed).is_multiple_of(25) {
+                            window[dst + t] = (rng(seed) % 4) as u8;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        let mut read = window[32..32 + m].to_vec();
+        for _ in 0..subs {
+            let i = (rng(seed) % m as u64) as usize;
+            read[i] = (read[i] + 1 + (rng(seed) % 3) as u8) % 4;
+        }
+        match rng(seed) % 10 {
+            // An indel of 1 to 6 bases, the read's length kept.
+            0 | 1 => {
+                let at = (rng(seed) % m as u64) as usize;
+                let len = 1 + (rng(seed) % 6) as usize;
+                if rng(seed).is_multiple_of(2) {
+                    // Deletion from the read: the window's bases after it.
+                    for i in at..m {
+                        read[i] = window[(32 + i + len).min(n - 1)];
+                    }
+                } else {
+                    let ins: Vec<u8> = (0..len).map(|_| (rng(seed) % 4) as u8).collect();
+                    read.splice(at..at, ins);
+                    read.truncate(m);
+                }
+            }
+            // A random tail (adapter).
+            2 => {
+                let t = 1 + (rng(seed) % 30) as usize;
+                for x in read.iter_mut().rev().take(t) {
+                    *x = (rng(seed) % 4) as u8;
+                }
+            }
+            // An N in the read or the window.
+            3 if rng(seed).is_multiple_of(4) => {
+                let i = (rng(seed) % m as u64) as usize;
+                if rng(seed).is_multiple_of(2) {
+                    read[i] = 4;
+                } else {
+                    window[(rng(seed) % n as u64) as usize] = 4;
+                }
+            }
+            _ => {}
+        }
+        (window, read, 32)
+    }
+
+    /// Where the ungapped shortcut answers, it answers what the dynamic
+    /// programs do: `extend`'s alignment (score, CIGAR, NM, MD, span) and
+    /// `local_score`'s score, which is also the plain Gotoh DP's local
+    /// optimum. Random reads with 0 to 7 substitutions, indels, random
+    /// tails, tandem repeats, near copies and Ns, of 20 to 250 bases.
+    #[test]
+    fn ungapped_agrees_with_dp() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut taken = [[0usize; 8]; 2];
+        let mut tried = [[0usize; 8]; 2];
+        for case in 0..6000 {
+            let m = match case % 4 {
+                0 => 150,
+                1 => 100,
+                2 => 36,
+                _ => 20 + (rng(&mut seed) % 230) as usize,
+            };
+            let subs = (rng(&mut seed) % 8) as usize;
+            let (window, mut read, offset) = ungapped_case(&mut seed, m, subs);
+            if case % 3 == 0 {
+                // Differences near the ends, where clips and ties between
+                // segments are decided: substitutions in the first or last
+                // 12 bases, or a short indel there.
+                if rng(&mut seed).is_multiple_of(3) {
+                    // Its first or last 1 to 4 bases all different.
+                    let t = 1 + (rng(&mut seed) % 4) as usize;
+                    let end = rng(&mut seed).is_multiple_of(2);
+                    for j in 0..t.min(m) {
+                        let i = if end { m - 1 - j } else { j };
+                        read[i] = (read[i] + 1 + (rng(&mut seed) % 3) as u8) % 4;
+                    }
+                }
+                for _ in 0..1 + rng(&mut seed) % 3 {
+                    let i = (rng(&mut seed) % 12.min(m as u64)) as usize;
+                    let i = if rng(&mut seed).is_multiple_of(2) {
+                        i
+                    } else {
+                        m - 1 - i
+                    };
+                    if rng(&mut seed).is_multiple_of(5) {
+                        read.remove(i);
+                        read.push(window[(offset + m).min(window.len() - 1)]);
+                    } else {
+                        read[i] = (read[i] + 1 + (rng(&mut seed) % 3) as u8) % 4;
+                    }
+                }
+            }
+            for (k, mode) in [Mode::EndToEnd, Mode::Local].into_iter().enumerate() {
+                tried[k][subs] += 1;
+                let Some(u) = ungapped(&read, &window, offset, mode) else {
+                    continue;
+                };
+                taken[k][subs] += 1;
+                let what = format!("case {case} {mode:?} m {m} subs {subs}");
+                assert_eq!(Some(u.ext.clone()), extend(&read, &window, mode), "{what}");
+                assert_eq!(u.best, local_score(&read, &window, mode), "{what}");
+                assert_eq!(u.best, sw(&read, &window, mode), "{what}");
+                // The CIGAR's own account: ungapped, NM and MD recomputed.
+                assert!(
+                    u.ext
+                        .cigar
+                        .iter()
+                        .all(|o| matches!(o.0, Op::Match | Op::Soft))
+                );
+                let d = describe(
+                    &read,
+                    &window,
+                    u.ext.ref_start,
+                    &u.ext.cigar,
+                    &Scoring::of(mode),
+                );
+                assert_eq!(
+                    (d.score, d.nm, d.md),
+                    (u.ext.score, u.ext.nm, u.ext.md.clone())
+                );
+            }
+        }
+        eprintln!("taken / tried by substitutions: {taken:?} / {tried:?}");
+        // The shortcut settles most reads with few substitutions.
+        for k in 0..2 {
+            let (t, n): (usize, usize) = (taken[k][..3].iter().sum(), tried[k][..3].iter().sum());
+            assert!(2 * t > n, "taken {t} of {n}");
+        }
+    }
+
+    /// A read whose last (or first) bases all differ, where aligning them
+    /// as an insertion ties with the mismatches (local: two mismatches
+    /// cost 8 as a 2-base insertion does): the DP's choice, and so the
+    /// shortcut's answer, must be the same (on chr20 the first version of
+    /// the shortcut said `150M` where the DP said `148M2I`).
+    #[test]
+    fn ungapped_ties_at_the_ends() {
+        let mut seed = 0x8f1b_bcdc_bfa5_3e0bu64;
+        let mut taken = 0;
+        for case in 0..2000 {
+            let m = [150, 100, 36][case % 3];
+            let mut window: Vec<u8> = (0..m + 64).map(|_| (rng(&mut seed) % 4) as u8).collect();
+            if case % 7 == 0 {
+                // A short tandem repeat at one end.
+                for j in 150.min(m)..m + 64 {
+                    window[j] = window[j - 2];
+                }
+            }
+            let mut read = window[32..32 + m].to_vec();
+            let t = 1 + case % 4;
+            let end = (case / 4) % 2 == 0;
+            for j in 0..t {
+                let i = if end { m - 1 - j } else { j };
+                read[i] = (read[i] + 1 + (rng(&mut seed) % 3) as u8) % 4;
+            }
+            for _ in 0..rng(&mut seed) % 3 {
+                let i = (rng(&mut seed) % m as u64) as usize;
+                read[i] = (read[i] + 1) % 4;
+            }
+            for mode in [Mode::EndToEnd, Mode::Local] {
+                if let Some(u) = ungapped(&read, &window, 32, mode) {
+                    taken += 1;
+                    assert_eq!(
+                        Some(u.ext),
+                        extend(&read, &window, mode),
+                        "case {case} {mode:?}"
+                    );
+                    assert_eq!(
+                        u.best,
+                        local_score(&read, &window, mode),
+                        "case {case} {mode:?}"
+                    );
+                }
+            }
+        }
+        assert!(taken > 700, "taken {taken}");
+    }
+
+    /// The chr20 read where the first version of the shortcut said `150M`
+    /// and the DP `148M2I` (two mismatches at the end cost what a 2-base
+    /// insertion does): the shortcut must leave it to the DP or agree.
+    #[test]
+    fn ungapped_real_tie_at_the_end() {
+        let window = crate::dna::codes(
+            b"TCTTCTTTAAAAAAATAGTGTTTTCATACTGATGTGGTCAGATCTCCAAGATACATTATCAAAAGAAAATAGCAAGTCACAGA\
+              ACAATAATATGTAACATTTACGGTAAAAACAAAACAAACTTTCCAGGCGCAGTGGCTCACGCCTGTAATCCTAACACTTTG\
+              GGAGGCTGAGGCGGGTGGATCACGAGGTCAGGAGATTGAGACTATCCTGG",
+        );
+        let read = crate::dna::codes(
+            b"TGGGGTCAGATCTCCAAGATACATTATCTAAAGAAAATAGCAAGTCACAGAACAATAATATGTAACATTTACGGTAAAAAC\
+              AAAACAAACTTTCCAGGCGCAGTGGCTCACGCCTGTAATCCTAACACTTTGGGAGGCTGAGGCGGGTCC",
+        );
+        let dp = extend(&read, &window, Mode::Local).unwrap();
+        assert_eq!(dp.cigar, vec![(Op::Match, 148), (Op::Ins, 2)]);
+        assert_eq!(ungapped(&read, &window, 32, Mode::Local), None);
     }
 }
