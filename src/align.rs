@@ -751,11 +751,6 @@ pub fn ungapped(read: &[u8], window: &[u8], offset: usize, mode: Mode) -> Option
             return None;
         }
     }
-    // Part 3: exact runs elsewhere.
-    let run = min_run(m, deficit, hit, miss, go + ge);
-    if run < UNGAPPED_MIN_RUN || runs_elsewhere(read, window, offset, run) {
-        return None;
-    }
     // Prefix sums of the scores on d.
     let mut pre = Vec::with_capacity(m + 1);
     pre.push(0i32);
@@ -764,14 +759,23 @@ pub fn ungapped(read: &[u8], window: &[u8], offset: usize, mode: Mode) -> Option
         acc += if a == b { hit } else { -miss };
         pre.push(acc);
     }
-    // Part 2.
-    if band > 0 && excursion_gain(read, window, offset, band, &pre, &sc) >= 0 {
-        return None;
-    }
     // The best segments of d.
     let seg = best_segments(&pre);
     if seg.best <= 0 {
         return None;
+    }
+    // Part 3: exact runs elsewhere, for a path off d scoring as much as
+    // d's best segment.
+    let run = min_run(m, hit * m as i32 - seg.best, hit, miss, go + ge);
+    if run < UNGAPPED_MIN_RUN || runs_elsewhere(read, window, offset, run) {
+        return None;
+    }
+    // Part 2.
+    if band > 0 {
+        let mism: Vec<usize> = (0..m).filter(|&i| read[i] != on_d[i]).collect();
+        if excursion_may_win(read, window, offset, band, &pre, &mism, &sc) {
+            return None;
+        }
     }
     let whole = vec![(Op::Match, m as u32)];
     let cigar = match mode {
@@ -866,96 +870,164 @@ fn runs_elsewhere(read: &[u8], window: &[u8], offset: usize, run: usize) -> bool
     false
 }
 
-/// The largest gain of an excursion from the diagonal where read base 0
-/// faces `window[offset]` within `band` diagonals of it (see [`ungapped`],
-/// part 2): a Gotoh dynamic program in the read's rows and the band's
-/// diagonals, each cell scored relative to the diagonal's own (`pre`: its
-/// prefix sums).
-fn excursion_gain(
+/// Whether an excursion from the diagonal `d` where read base 0 faces
+/// `window[offset]`, within `band` diagonals of it, may win (see
+/// [`ungapped`], part 2; `pre`: `d`'s prefix sums, `mism`: the read bases
+/// it mismatches, in order): a Gotoh dynamic program in the read's rows and
+/// the band's diagonals, each cell scored relative to `d`'s, in two layers:
+/// - paths that left `d` at some row `x`: one that comes back to `d` wins
+///   if it gained (scored at least `d` over the same bases), and one that
+///   ends at row `e` (the rest clipped) if it scored at least what `d`
+///   scores from `x` to its best end after `e` (`maxpost(e)`: the largest
+///   prefix sum from `e` on; at the read's end, at least `d`'s own);
+/// - paths that started off `d` at row `c`, worth `−pre[c]` (what `d`
+///   scores from the read's start is the yardstick): one that comes back to
+///   `d` wins if it gained. Paths that never touch `d` are part 3's.
+///
+/// Also `true` when the band leaves the window (then nothing is shown).
+/// Two reductions keep it to a few rows, with the same answer as the plain
+/// program (the tests compare them):
+/// - An excursion gains only on rows where `d` mismatches (elsewhere `d`
+///   scores a match, as much as any cell, and an inserted base loses it).
+///   One that leaves `d` before the first mismatch `p` it covers does no
+///   better than one that stays on `d` up to there and takes one gap to
+///   where it is at row `p`: a deletion at row `p`, or an insertion of up
+///   to `band` bases ending there. So gaps leave `d` only at those rows.
+/// - A state worth `v` at row `i` gains at most the deficit `rem(i)` of the
+///   bases still to come, so one with `v + rem(i) < 0` is dropped (a path
+///   starting at row `c` is worth `rem(c) − pre[c] = B − match × c`: only
+///   the first `B / match` rows), and rows with nothing left are skipped to
+///   the next place a gap may leave `d`.
+fn excursion_may_win(
     read: &[u8],
     window: &[u8],
     offset: usize,
     band: usize,
     pre: &[i32],
+    mism: &[usize],
     sc: &Scoring,
-) -> i32 {
+) -> bool {
     const NEG: i32 = i32::MIN / 4;
     const LANES: usize = 2 * UNGAPPED_BAND + 1;
-    let lanes = 2 * band + 1;
     let m = read.len();
+    if offset < band || offset + m + band > window.len() {
+        return true;
+    }
+    let lanes = 2 * band + 1;
+    let hit = sc.matched + sc.bonus;
+    let miss = sc.mismatch - sc.bonus;
     let (open, ext) = (sc.gap_open + sc.gap_extend, sc.gap_extend);
     let total = pre[m];
-    // Lane l is the diagonal d + l − band; a point (i, c): i read bases
-    // and c window bases consumed. h: the best value at the row's point;
-    // f: ending with an insertion.
-    let col = |i: usize, l: usize| (offset + i + l) as isize - band as isize;
-    let valid = |c: isize| c >= 0 && c <= window.len() as isize;
-    let mut h = [NEG; LANES];
-    let mut f = [NEG; LANES];
-    for (l, v) in h.iter_mut().enumerate().take(lanes) {
-        if valid(col(0, l)) {
-            *v = 0;
-        }
+    let deficit = hit * m as i32 - total;
+    // The deficit of read bases i.. on d.
+    let rem = |i: usize| hit * (m - i) as i32 - (total - pre[i]);
+    let mut maxpost = vec![NEG; m + 1];
+    let mut top = NEG;
+    for e in (0..=m).rev() {
+        top = top.max(pre[e]);
+        maxpost[e] = top;
     }
-    let mut gain = NEG;
-    let mut nh = [NEG; LANES];
-    let mut nf = [NEG; LANES];
-    for i in 1..=m {
-        let a = read[i - 1];
-        let on_d = pre[i] - pre[i - 1];
-        let rest = total - pre[i];
-        for l in 0..lanes {
-            let c = col(i, l);
-            nh[l] = NEG;
-            nf[l] = NEG;
-            if !valid(c) {
-                continue;
-            }
-            if c >= 1 && h[l] > NEG {
-                let v = h[l] + sc.dp_substitution(a, window[c as usize - 1]) - on_d;
-                nh[l] = v;
-                if l != band {
-                    // The path ends here, the rest clipped.
-                    gain = gain.max(v - rest);
-                }
-            }
-            if l + 1 < lanes {
-                let from = (h[l + 1] - open).max(f[l + 1] - ext);
-                if from > NEG / 2 {
-                    nf[l] = from - on_d;
-                    nh[l] = nh[l].max(nf[l]);
-                    if i == m {
-                        // The read ends inserted: a clipped end aligned
-                        // whole can (clipping it would gain more, but the
-                        // whole read's alignment may not clip).
-                        gain = gain.max(nf[l]);
-                    }
-                }
-            }
+    // The first mismatch at or after read base r (asked in order).
+    let mut next = 0usize;
+    let mut next_mism = |r: usize| {
+        while next < mism.len() && mism[next] < r {
+            next += 1;
         }
-        let mut e = NEG;
-        for l in 0..lanes {
-            if !valid(col(i, l)) {
-                e = NEG;
-                continue;
+        mism.get(next).copied().unwrap_or(m)
+    };
+    // Lane l is the diagonal d + l − band; row i: i read bases consumed.
+    // Per layer (0: left d, 1: started off it), the best value at each
+    // lane's point and the best ending with an insertion.
+    let mut h = [[NEG; LANES]; 2];
+    let mut f = [[NEG; LANES]; 2];
+    let (mut nh, mut nf) = (h, f);
+    h[1][..lanes].fill(0);
+    h[1][band] = NEG;
+    let mut i = 0;
+    while i < m {
+        // Row i + 1 from row i: read base r = i.
+        let r = i;
+        i += 1;
+        let a = read[r];
+        let on_d = pre[i] - pre[r];
+        let win = &window[offset + r - band..offset + r + band + 1];
+        // An insertion may leave d here when a mismatch is `band` or fewer
+        // bases on.
+        h[0][band] = if next_mism(r) - r <= band { 0 } else { NEG };
+        let leave = i < m && next_mism(i) == i;
+        let starts = hit * i as i32 <= deficit;
+        let low = -rem(i);
+        let mut alive = false;
+        for y in 0..2 {
+            let (h, f, nh, nf) = (&h[y], &f[y], &mut nh[y], &mut nf[y]);
+            let mut end = NEG;
+            for l in 0..lanes {
+                let v = if l == band {
+                    NEG
+                } else {
+                    h[l] + if a == win[l] { hit } else { -miss } - on_d
+                };
+                let fv = if l + 1 < lanes {
+                    (h[l + 1] - open).max(f[l + 1] - ext) - on_d
+                } else {
+                    NEG
+                };
+                nh[l] = v.max(fv);
+                nf[l] = fv;
+                end = end.max(v);
             }
-            if l > 0 {
-                e = (nh[l - 1] - open).max(e - ext).max(NEG);
+            if y == 0 {
+                // A path that left d ends here, or (last row) inserted.
+                if end + pre[i] - maxpost[i] >= 0 || (i == m && nf[..lanes].iter().any(|&x| x >= 0))
+                {
+                    return true;
+                }
+            }
+            // Deletions along the row; one may leave d only before a
+            // mismatch.
+            let mut e = NEG;
+            for l in 1..lanes {
+                let from = if l - 1 == band {
+                    if y == 0 && leave { 0 } else { NEG }
+                } else {
+                    nh[l - 1]
+                };
+                e = (from - open).max(e - ext).max(NEG);
                 nh[l] = nh[l].max(e);
+                if l == band && nh[l] >= 0 {
+                    // Back on d with a gain.
+                    return true;
+                }
             }
-            if l == band {
-                // Back on d: the excursion's gain; d's own path goes on.
-                gain = gain.max(e).max(nf[l]);
-                nh[l] = 0;
-            } else {
-                // A path starting here, its first i bases clipped.
-                nh[l] = nh[l].max(-pre[i]);
+            nh[band] = NEG;
+            for l in 0..lanes {
+                if y == 1 && starts && l != band {
+                    // A path starts here, its first i bases clipped.
+                    nh[l] = nh[l].max(-pre[i]);
+                }
+                if nh[l] < low {
+                    nh[l] = NEG;
+                }
+                if nf[l] < low {
+                    nf[l] = NEG;
+                }
+                alive |= nh[l] > NEG || nf[l] > NEG;
             }
         }
         std::mem::swap(&mut h, &mut nh);
         std::mem::swap(&mut f, &mut nf);
+        if !alive && hit * i as i32 > deficit {
+            // Nothing can win before the next place a gap may leave d.
+            let p = next_mism(i);
+            if p >= m {
+                return false;
+            }
+            i = i.max(p - band.min(p));
+            h = [[NEG; LANES]; 2];
+            f = [[NEG; LANES]; 2];
+        }
     }
-    gain
+    false
 }
 
 /// The best-scoring segments `[a, b)` of a diagonal given its prefix sums.
@@ -1216,6 +1288,126 @@ mod tests {
             assert_eq!(String::from_utf8(a.md).unwrap(), "100");
             assert_eq!(a.score, Scoring::of(mode).perfect(100));
         }
+    }
+
+    /// Whether an excursion from the diagonal `d` where read base 0 faces
+    /// `window[offset]`, within `band` diagonals of it, may win, the plain
+    /// way (`excursion_may_win`'s oracle): the same tests over every row,
+    /// every state, paths starting and gaps leaving `d` anywhere.
+    fn excursion_may_win_plain(
+        read: &[u8],
+        window: &[u8],
+        offset: usize,
+        band: usize,
+        pre: &[i32],
+        sc: &Scoring,
+    ) -> bool {
+        let neg = i32::MIN / 4;
+        let lanes = 2 * band + 1;
+        let m = read.len();
+        let (open, ext) = (sc.gap_open + sc.gap_extend, sc.gap_extend);
+        let maxpost: Vec<i32> = (0..=m).map(|e| *pre[e..].iter().max().unwrap()).collect();
+        // Lane l is the diagonal d + l − band; point (i, c): i read bases
+        // and c window bases consumed.
+        let col = |i: usize, l: usize| (offset + i + l) as isize - band as isize;
+        let valid = |c: isize| c >= 0 && c <= window.len() as isize;
+        // [left d, started off d]: the best value at each point, and ending
+        // with an insertion.
+        let mut h = [vec![neg; lanes], vec![neg; lanes]];
+        let mut f = [vec![neg; lanes], vec![neg; lanes]];
+        for l in 0..lanes {
+            if valid(col(0, l)) && l != band {
+                h[1][l] = 0;
+            }
+        }
+        h[0][band] = 0;
+        for i in 1..=m {
+            let a = read[i - 1];
+            let on_d = pre[i] - pre[i - 1];
+            let mut nh = [vec![neg; lanes], vec![neg; lanes]];
+            let mut nf = [vec![neg; lanes], vec![neg; lanes]];
+            for y in 0..2 {
+                for l in 0..lanes {
+                    let c = col(i, l);
+                    if !valid(c) {
+                        continue;
+                    }
+                    if c >= 1 && h[y][l] > neg && l != band {
+                        let v = h[y][l] + sc.dp_substitution(a, window[c as usize - 1]) - on_d;
+                        nh[y][l] = v;
+                        if y == 0 && v + pre[i] - maxpost[i] >= 0 {
+                            // The path ends here.
+                            return true;
+                        }
+                    }
+                    if l + 1 < lanes && valid(col(i - 1, l + 1)) {
+                        nf[y][l] = (h[y][l + 1] - open).max(f[y][l + 1] - ext) - on_d;
+                        nh[y][l] = nh[y][l].max(nf[y][l]);
+                        if i == m && y == 0 && nf[y][l] >= 0 {
+                            // The read ends inserted.
+                            return true;
+                        }
+                    }
+                }
+                let mut e = neg;
+                for l in 0..lanes {
+                    if !valid(col(i, l)) {
+                        e = neg;
+                        continue;
+                    }
+                    if l > 0 {
+                        e = (nh[y][l - 1] - open).max(e - ext).max(neg);
+                        nh[y][l] = nh[y][l].max(e);
+                    }
+                    if l == band {
+                        if nh[y][l] >= 0 {
+                            // Back on d.
+                            return true;
+                        }
+                        nh[y][l] = if y == 0 { 0 } else { neg };
+                    } else if y == 1 {
+                        // A path starts here, its first i bases clipped.
+                        nh[y][l] = nh[y][l].max(-pre[i]);
+                    }
+                }
+            }
+            h = nh;
+            f = nf;
+        }
+        false
+    }
+
+    /// The pruned band DP (`excursion_may_win`) answers what the plain one
+    /// (every row, every state, gaps leaving d anywhere) does, for every
+    /// band width, on the shortcut's random cases.
+    #[test]
+    fn pruned_band_dp_agrees_with_plain() {
+        let mut seed = 0x1d8e_4e27_c47d_124fu64;
+        let mut wins = [0usize; 2];
+        for case in 0..1500 {
+            let m = [150, 100, 36, 60][case % 4];
+            let subs = (rng(&mut seed) % 8) as usize;
+            let (window, read, offset) = ungapped_case(&mut seed, m, subs);
+            if read.iter().chain(&window).any(|&c| c > 3) {
+                continue;
+            }
+            for mode in [Mode::EndToEnd, Mode::Local] {
+                let sc = Scoring::of(mode);
+                let mut pre = vec![0];
+                for i in 0..m {
+                    pre.push(pre[i] + sc.dp_substitution(read[i], window[offset + i]));
+                }
+                let mism: Vec<usize> = (0..m).filter(|&i| read[i] != window[offset + i]).collect();
+                for band in 1..=UNGAPPED_BAND {
+                    let plain = excursion_may_win_plain(&read, &window, offset, band, &pre, &sc);
+                    let pruned = excursion_may_win(&read, &window, offset, band, &pre, &mism, &sc);
+                    assert_eq!(plain, pruned, "case {case} {mode:?} band {band}");
+                    wins[usize::from(plain)] += 1;
+                }
+            }
+        }
+        eprintln!("no excursion wins / one may: {wins:?}");
+        assert!(wins[0] > 1000 && wins[1] > 1000, "{wins:?}");
     }
 
     /// The best local score of `read` in `window` under `mode`'s dynamic
