@@ -1315,9 +1315,9 @@ mod tests {
         // with an insertion.
         let mut h = [vec![neg; lanes], vec![neg; lanes]];
         let mut f = [vec![neg; lanes], vec![neg; lanes]];
-        for l in 0..lanes {
+        for (l, v) in h[1].iter_mut().enumerate() {
             if valid(col(0, l)) && l != band {
-                h[1][l] = 0;
+                *v = 0;
             }
         }
         h[0][band] = 0;
