@@ -986,7 +986,7 @@ fn excursion_may_win(
         let starts = (i as i32) <= last_start;
         let low = -rem(i);
         for y in 0..2 {
-            if !live[y] && !(y == 1 && starts) {
+            if !(live[y] || y == 1 && starts) {
                 continue;
             }
             let (h, f, nh, nf) = (&h[y], &f[y], &mut nh[y], &mut nf[y]);
