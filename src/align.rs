@@ -685,7 +685,7 @@ pub struct Ungapped {
 
 /// The widest band of diagonals around the anchor's that [`ungapped`]
 /// searches for a gapped alignment that could win (each side).
-const UNGAPPED_BAND: usize = 16;
+const UNGAPPED_BAND: usize = 32;
 
 /// The shortest exact run of the read on another diagonal that
 /// [`ungapped`] looks for (shorter runs occur by chance in a window).
