@@ -298,14 +298,19 @@ pub fn extend(read: &[u8], window: &[u8], mode: Mode) -> Option<Extended> {
     match mode {
         Mode::EndToEnd => semi_global(read, window, &sc),
         Mode::Local => {
-            let local = smith_waterman(read, window, &sc)?;
+            // One Smith-Waterman for both: the local alignment and the
+            // whole read built on it.
+            let core = local_core(read, window, &sc)?;
+            let local = smith_waterman(read, window, &core, &sc);
             let clipped = local.clipped_ends();
             if clipped == 0 {
                 return Some(local);
             }
-            Some(match semi_global(read, window, &sc) {
-                Some(whole) if whole.score >= local.score - sc.clip * clipped => whole,
-                _ => local,
+            let whole = whole_read(read, window, &core, &sc);
+            Some(if whole.score >= local.score - sc.clip * clipped {
+                whole
+            } else {
+                local
             })
         }
     }
@@ -328,6 +333,11 @@ impl Extended {
 /// in the dynamic program (block-aligner keeps only positive maxima).
 fn semi_global(read: &[u8], window: &[u8], sc: &Scoring) -> Option<Extended> {
     let core = local_core(read, window, sc)?;
+    Some(whole_read(read, window, &core, sc))
+}
+
+/// [`semi_global`] given its local alignment `core`.
+fn whole_read(read: &[u8], window: &[u8], core: &Core, sc: &Scoring) -> Extended {
     let (qs, qe, rs, re) = (core.qs, core.qe, core.rs, core.re);
     let mut ops = Vec::new();
     let mut ref_start = rs;
@@ -349,7 +359,7 @@ fn semi_global(read: &[u8], window: &[u8], sc: &Scoring) -> Option<Extended> {
             push_op(&mut ops, op, n);
         }
     }
-    Some(finish(read, window, ref_start, ops, sc))
+    finish(read, window, ref_start, ops, sc)
 }
 
 /// `read` aligned whole so that it ends where `window` ends, starting
@@ -503,18 +513,18 @@ fn local_core(read: &[u8], window: &[u8], sc: &Scoring) -> Option<Core> {
     })
 }
 
-/// The best-scoring part of the read against any part of the window.
-fn smith_waterman(read: &[u8], window: &[u8], sc: &Scoring) -> Option<Extended> {
-    let c = local_core(read, window, sc)?;
+/// The best-scoring part of the read against any part of the window, given
+/// the local alignment `c` ([`local_core`]).
+fn smith_waterman(read: &[u8], window: &[u8], c: &Core, sc: &Scoring) -> Extended {
     let mut all = Vec::with_capacity(c.ops.len() + 2);
     if c.qs > 0 {
         all.push((Op::Soft, c.qs as u32));
     }
-    all.extend(c.ops);
+    all.extend_from_slice(&c.ops);
     if c.qe < read.len() {
         all.push((Op::Soft, (read.len() - c.qe) as u32));
     }
-    Some(finish(read, window, c.rs, all, sc))
+    finish(read, window, c.rs, all, sc)
 }
 
 /// Appends `op` × `n`, merging with the last run.
@@ -661,6 +671,462 @@ pub fn score_with_quality(
         }
     }
     score
+}
+
+/// What [`ungapped`] proved: the dynamic program's results for a read whose
+/// best alignment in its window is ungapped on the anchor's diagonal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ungapped {
+    /// [`local_score`]'s value.
+    pub best: i32,
+    /// [`extend`]'s value.
+    pub ext: Extended,
+}
+
+/// The widest band of diagonals around the anchor's that [`ungapped`]
+/// searches for a gapped alignment that could win (each side).
+const UNGAPPED_BAND: usize = 32;
+
+/// The shortest exact run of the read on another diagonal that
+/// [`ungapped`] looks for (shorter runs occur by chance in a window).
+const UNGAPPED_MIN_RUN: usize = 12;
+
+/// The ungapped shortcut: `read` aligned without gaps along the diagonal on
+/// which its base 0 faces `window[offset]`, taken when it is provably what
+/// the dynamic program finds, with no dynamic program run: `Some` with
+/// [`local_score`]'s and [`extend`]'s values (the same CIGAR, NM and MD),
+/// `None` when that cannot be shown cheaply (then run them).
+///
+/// In the dynamic program's scores (bonus included) let `s(i)` be read base
+/// `i`'s score on the diagonal `d`, `δ(i) = match − s(i)` its deficit and
+/// `B = Σ δ(i)` the read's (mismatches × (match + mismatch)). Any other
+/// path in the window (one that leaves `d` or has a gap) splits into
+/// stretches on `d` and *excursions* off it; replacing each excursion by
+/// `d`'s own bases gives a path on `d` (its *projection*), and the path
+/// scores its projection's score plus each excursion's gain (what the
+/// excursion scores minus what `d` scores over the same read bases). This
+/// function proves that every excursion's gain is negative, so that every
+/// other path scores below a path on `d`; the results then follow from the
+/// best segments of `d` alone (below). Three parts:
+///
+/// 1. An excursion that starts or ends on `d` and reaches a diagonal more
+///    than `Δ` from it pays at least `gap_open + gap_extend × (Δ + 1)`
+///    and gains at most `B` on the bases it covers; `Δ` is chosen so that
+///    this is negative (`Δ = 0`, no band, for reads with one mismatch).
+/// 2. The others within `Δ`: a Gotoh dynamic program over the `2Δ + 1`
+///    diagonals, scoring each cell relative to `d` (`d`'s cells reset to 0:
+///    an excursion starts or ends there; a path may start anywhere after
+///    its clipped bases' gain, and end anywhere before the rest's), records
+///    the largest gain of any excursion; it must be negative.
+/// 3. A path that never touches `d` and scores at least `d`'s whole-read
+///    score has a deficit of at most `B`: at most `g` gaps, `q`
+///    mismatches and `u` unaligned bases with `g(open + extend) +
+///    q(match + mismatch) + u × match ≤ B`, so an exact run of at least
+///    `R = min ⌈(m − u − q) / (g + q + 1)⌉` bases on another diagonal.
+///    Every such run contains one of the read's `w`-mers sampled every
+///    `R − w + 1` bases (`w = min(R, 16)`); none of them may occur in the
+///    window off `d`.
+///
+/// Then the dynamic program's local optimum is `d`'s best segment (its
+/// score is [`local_score`]'s), a clipped end aligned whole is `d`'s own
+/// bases, and [`extend`] gives: end-to-end, the whole read on `d`; local,
+/// the whole read when it is within the clip penalty of every best segment
+/// (`whole ≥ best − clip × clipped ends`), else the best segment when it
+/// is the only one (ties between segments of `d` with different clips,
+/// which block-aligner's choice would settle, give `None`). Reads or
+/// windows with an N, diagonals that leave the window and reads with too
+/// many mismatches (a band wider than [`UNGAPPED_BAND`], or runs shorter
+/// than [`UNGAPPED_MIN_RUN`]) give `None`.
+pub fn ungapped(read: &[u8], window: &[u8], offset: usize, mode: Mode) -> Option<Ungapped> {
+    let m = read.len();
+    if m == 0 || offset + m > window.len() {
+        return None;
+    }
+    let on_d = &window[offset..offset + m];
+    // Codes 0..=3; an N (4) sets a bit above them.
+    if window.iter().fold(0u8, |x, &c| x | c) > 3 || read.iter().fold(0u8, |x, &c| x | c) > 3 {
+        return None;
+    }
+    let sc = Scoring::of(mode);
+    let hit = sc.matched + sc.bonus;
+    let miss = sc.mismatch - sc.bonus;
+    let (go, ge) = (sc.gap_open, sc.gap_extend);
+    let k: i32 = read.iter().zip(on_d).map(|(a, b)| i32::from(a != b)).sum();
+    let deficit = k * (hit + miss);
+    // Part 1: the band.
+    let mut band = 0usize;
+    while deficit - go - ge * (band as i32 + 1) >= 0 {
+        band += 1;
+        if band > UNGAPPED_BAND {
+            return None;
+        }
+    }
+    // Prefix sums of the scores on d.
+    let mut pre = Vec::with_capacity(m + 1);
+    pre.push(0i32);
+    let mut acc = 0;
+    for (a, b) in read.iter().zip(on_d) {
+        acc += if a == b { hit } else { -miss };
+        pre.push(acc);
+    }
+    // The best segments of d.
+    let seg = best_segments(&pre);
+    if seg.best <= 0 {
+        return None;
+    }
+    // Part 3: exact runs elsewhere, for a path off d scoring as much as
+    // d's best segment.
+    let run = min_run(m, hit * m as i32 - seg.best, hit, miss, go + ge);
+    if run < UNGAPPED_MIN_RUN || runs_elsewhere(read, window, offset, run) {
+        return None;
+    }
+    // Part 2.
+    if band > 0 {
+        let mism: Vec<usize> = (0..m).filter(|&i| read[i] != on_d[i]).collect();
+        if excursion_may_win(read, window, offset, band, &pre, &mism, &sc) {
+            return None;
+        }
+    }
+    let whole = vec![(Op::Match, m as u32)];
+    let cigar = match mode {
+        Mode::EndToEnd => whole,
+        Mode::Local => {
+            let all = pre[m];
+            if all == seg.best || all >= seg.best - sc.clip * seg.clips.0 {
+                whole
+            } else if seg.count == 1 && all < seg.best - sc.clip * seg.clips.1 {
+                let (a, b) = seg.only;
+                let mut c = Vec::with_capacity(3);
+                if a > 0 {
+                    c.push((Op::Soft, a as u32));
+                }
+                c.push((Op::Match, (b - a) as u32));
+                if b < m {
+                    c.push((Op::Soft, (m - b) as u32));
+                }
+                c
+            } else {
+                return None;
+            }
+        }
+    };
+    let start = offset + align_start(&cigar);
+    Some(Ungapped {
+        best: seg.best,
+        ext: finish(read, window, start, cigar, &sc),
+    })
+}
+
+/// Read bases clipped before the first aligned one.
+fn align_start(cigar: &[(Op, u32)]) -> usize {
+    clips(cigar).0 as usize
+}
+
+/// The least length `R` of the longest exact run of a path of a read of `m`
+/// bases with a deficit of at most `deficit` (see [`ungapped`], part 3):
+/// over `g` gaps (`gap` each at least), `q` mismatches (`hit + miss` each)
+/// and the unaligned bases the rest allows (`hit` each).
+fn min_run(m: usize, deficit: i32, hit: i32, miss: i32, gap: i32) -> usize {
+    let mut run = usize::MAX;
+    let mut g = 0;
+    while g * gap <= deficit {
+        let mut q = 0;
+        while g * gap + q * (hit + miss) <= deficit {
+            let u = (deficit - g * gap - q * (hit + miss)) / hit;
+            let exact = m.saturating_sub((u + q) as usize);
+            run = run.min(exact.div_ceil((g + q + 1) as usize));
+            q += 1;
+        }
+        g += 1;
+    }
+    run
+}
+
+/// Whether some exact run of at least `run` read bases lies on another
+/// diagonal of `window` than the one where base 0 faces `offset` (a
+/// `w`-mer of the read, sampled every `run − w + 1` bases, occurs there).
+fn runs_elsewhere(read: &[u8], window: &[u8], offset: usize, run: usize) -> bool {
+    let w = run.min(16);
+    if window.len() < w {
+        return false;
+    }
+    let mask = if w == 16 {
+        u32::MAX
+    } else {
+        (1u32 << (2 * w)) - 1
+    };
+    let mut kmers = Vec::with_capacity(window.len() - w + 1);
+    let mut x = 0u32;
+    for (j, &c) in window.iter().enumerate() {
+        x = ((x << 2) | u32::from(c)) & mask;
+        if j + 1 >= w {
+            kmers.push(x);
+        }
+    }
+    let step = run - w + 1;
+    let mut i = 0;
+    while i + w <= read.len() {
+        let y = read[i..i + w]
+            .iter()
+            .fold(0u32, |y, &c| (y << 2) | u32::from(c));
+        let home = offset + i;
+        let found = kmers.iter().map(|&k| usize::from(k == y)).sum::<usize>();
+        let at_home = usize::from(kmers.get(home) == Some(&y));
+        if found > at_home {
+            return true;
+        }
+        i += step;
+    }
+    false
+}
+
+/// Whether an excursion from the diagonal `d` where read base 0 faces
+/// `window[offset]`, within `band` diagonals of it, may win (see
+/// [`ungapped`], part 2; `pre`: `d`'s prefix sums, `mism`: the read bases
+/// it mismatches, in order): a Gotoh dynamic program in the read's rows and
+/// the band's diagonals, each cell scored relative to `d`'s, in two layers:
+/// - paths that left `d` at some row `x`: one that comes back to `d` wins
+///   if it gained (scored at least `d` over the same bases), and one that
+///   ends at row `e` (the rest clipped) if it scored at least what `d`
+///   scores from `x` to its best end after `e` (`maxpost(e)`: the largest
+///   prefix sum from `e` on; at the read's end, at least `d`'s own);
+/// - paths that started off `d` at row `c`, worth `−pre[c]` (what `d`
+///   scores from the read's start is the yardstick): one that comes back to
+///   `d` wins if it gained. Paths that never touch `d` are part 3's.
+///
+/// Also `true` when the band leaves the window (then nothing is shown).
+/// Three reductions keep it to a few rows, with the same answer as the
+/// plain program (the tests compare them):
+/// - An excursion gains only on rows where `d` mismatches (elsewhere `d`
+///   scores a match, as much as any cell, and an inserted base loses it).
+///   One that leaves `d` before the first mismatch `p` it covers does no
+///   better than one that stays on `d` up to there and takes one gap to
+///   where it is at row `p`: a deletion at row `p`, or an insertion of up
+///   to `band` bases ending there (or starting there). So paths leave `d`
+///   only there, entering the program at row `p` directly.
+/// - A state worth `v` at row `i` gains at most the deficit `rem(i)` of the
+///   bases still to come, so one with `v + rem(i) < 0` is dropped; a path
+///   that started off `d`, `t` diagonals from it, must also pay a gap of
+///   `t` to come back. So paths start only in the first
+///   `(B − open − extend) / match` rows, and rows with nothing left are
+///   skipped to the next mismatch.
+fn excursion_may_win(
+    read: &[u8],
+    window: &[u8],
+    offset: usize,
+    band: usize,
+    pre: &[i32],
+    mism: &[usize],
+    sc: &Scoring,
+) -> bool {
+    const NEG: i32 = i32::MIN / 4;
+    const LANES: usize = 2 * UNGAPPED_BAND + 1;
+    let m = read.len();
+    if offset < band || offset + m + band > window.len() {
+        return true;
+    }
+    let lanes = 2 * band + 1;
+    let hit = sc.matched + sc.bonus;
+    let miss = sc.mismatch - sc.bonus;
+    let (open, ext) = (sc.gap_open + sc.gap_extend, sc.gap_extend);
+    // The cost of a gap of t.
+    let gap = |t: usize| open + ext * (t as i32 - 1);
+    let total = pre[m];
+    let deficit = hit * m as i32 - total;
+    // The deficit of read bases i.. on d.
+    let rem = |i: usize| hit * (m - i) as i32 - (total - pre[i]);
+    let mut maxpost = [NEG; 1024];
+    let maxpost = if m < maxpost.len() {
+        &mut maxpost[..=m]
+    } else {
+        return true;
+    };
+    let mut top = NEG;
+    for e in (0..=m).rev() {
+        top = top.max(pre[e]);
+        maxpost[e] = top;
+    }
+    let is_mism = |i: usize| mism.binary_search(&i).is_ok();
+    // Paths may start off d at rows up to this.
+    let last_start = (deficit - open) / hit;
+    // Lane l is the diagonal d + l − band; row i: i read bases consumed.
+    // Per layer (0: left d, 1: started off it), the best value at each
+    // lane's point and the best ending with an insertion.
+    let mut h = [[NEG; LANES]; 2];
+    let mut f = [[NEG; LANES]; 2];
+    let (mut nh, mut nf) = (h, f);
+    // Paths leaving d at row p (a mismatch): a deletion of t, or an
+    // insertion of up to `band` bases ending at p.
+    let leave = |h: &mut [[i32; LANES]; 2], f: &mut [[i32; LANES]; 2], p: usize| {
+        for t in 1..=band {
+            h[0][band + t] = h[0][band + t].max(-gap(t));
+            if t <= p {
+                let v = -gap(t) - (pre[p] - pre[p - t]);
+                h[0][band - t] = h[0][band - t].max(v);
+                f[0][band - t] = f[0][band - t].max(v);
+            }
+        }
+    };
+    let mut live = [false, true];
+    if last_start >= 0 {
+        h[1][..lanes].fill(0);
+        h[1][band] = NEG;
+    }
+    let mut i = 0;
+    while i < m {
+        // Row i + 1 from row i: read base r = i.
+        let r = i;
+        i += 1;
+        let a = read[r];
+        let on_d = pre[i] - pre[r];
+        let win = &window[offset + r - band..offset + r + band + 1];
+        // An insertion may leave d at a mismatch.
+        h[0][band] = if is_mism(r) { 0 } else { NEG };
+        live[0] |= h[0][band] == 0;
+        let starts = (i as i32) <= last_start;
+        let low = -rem(i);
+        for y in 0..2 {
+            if !(live[y] || y == 1 && starts) {
+                continue;
+            }
+            let (h, f, nh, nf) = (&h[y], &f[y], &mut nh[y], &mut nf[y]);
+            let mut end = NEG;
+            for l in 0..lanes {
+                let v = if l == band {
+                    NEG
+                } else {
+                    h[l] + if a == win[l] { hit } else { -miss } - on_d
+                };
+                let fv = if l + 1 < lanes {
+                    (h[l + 1] - open).max(f[l + 1] - ext) - on_d
+                } else {
+                    NEG
+                };
+                nh[l] = v.max(fv);
+                nf[l] = fv;
+                end = end.max(v);
+            }
+            if y == 0 {
+                // A path that left d ends here, or (last row) inserted.
+                if end + pre[i] - maxpost[i] >= 0 || (i == m && nf[..lanes].iter().any(|&x| x >= 0))
+                {
+                    return true;
+                }
+            }
+            // Deletions along the row.
+            let mut e = NEG;
+            for l in 1..lanes {
+                e = (nh[l - 1] - open).max(e - ext).max(NEG);
+                nh[l] = nh[l].max(e);
+                if l == band && nh[l] >= 0 {
+                    // Back on d with a gain.
+                    return true;
+                }
+            }
+            nh[band] = NEG;
+            let mut alive = false;
+            for l in 0..lanes {
+                // A path off d must gain what it has lost; one that started
+                // off d must also come back: a gap of t, or (in an
+                // insertion) its extension by t.
+                let t = l.abs_diff(band);
+                let (back, back_f) = if y == 1 && t > 0 {
+                    (gap(t), ext * t as i32)
+                } else {
+                    (0, 0)
+                };
+                if y == 1 && starts && t > 0 {
+                    // A path starts here, its first i bases clipped.
+                    nh[l] = nh[l].max(-pre[i]);
+                }
+                if nh[l] - back < low {
+                    nh[l] = NEG;
+                }
+                if nf[l] - back_f < low {
+                    nf[l] = NEG;
+                }
+                alive |= nh[l] > NEG || nf[l] > NEG;
+            }
+            live[y] = alive;
+        }
+        for y in 0..2 {
+            if !live[y] {
+                nh[y] = [NEG; LANES];
+                nf[y] = [NEG; LANES];
+            }
+        }
+        std::mem::swap(&mut h, &mut nh);
+        std::mem::swap(&mut f, &mut nf);
+        if i < m && is_mism(i) {
+            leave(&mut h, &mut f, i);
+            live[0] = true;
+        } else if !live[0] && !live[1] && i as i32 > last_start {
+            // Nothing can win before the next mismatch.
+            let k = mism.partition_point(|&p| p < i);
+            let Some(&p) = mism.get(k) else {
+                return false;
+            };
+            i = p;
+            h = [[NEG; LANES]; 2];
+            f = [[NEG; LANES]; 2];
+            leave(&mut h, &mut f, p);
+            live[0] = true;
+        }
+    }
+    false
+}
+
+/// The best-scoring segments `[a, b)` of a diagonal given its prefix sums.
+struct Segments {
+    /// Their score.
+    best: i32,
+    /// How many there are.
+    count: usize,
+    /// The fewest and most clipped ends among them.
+    clips: (i32, i32),
+    /// One of them (the only one when `count` is 1).
+    only: (usize, usize),
+}
+
+/// The best segments of `pre` (see [`Segments`]).
+fn best_segments(pre: &[i32]) -> Segments {
+    let m = pre.len() - 1;
+    let mut s = Segments {
+        best: i32::MIN,
+        count: 0,
+        clips: (i32::MAX, i32::MIN),
+        only: (0, 0),
+    };
+    // The least prefix sum before b: whether a = 0 attains it, how many
+    // a > 0 do, and the last that does.
+    let (mut low, mut at_zero, mut after, mut last) = (pre[0], true, 0usize, 0usize);
+    for (b, &p) in pre.iter().enumerate().skip(1) {
+        let v = p - low;
+        if v >= s.best {
+            if v > s.best {
+                s.best = v;
+                s.count = 0;
+                s.clips = (i32::MAX, i32::MIN);
+            }
+            let end = i32::from(b < m);
+            if at_zero {
+                s.count += 1;
+                s.clips = (s.clips.0.min(end), s.clips.1.max(end));
+                s.only = (0, b);
+            }
+            if after > 0 {
+                s.count += after;
+                s.clips = (s.clips.0.min(1 + end), s.clips.1.max(1 + end));
+                s.only = (last, b);
+            }
+        }
+        if p < low {
+            (low, at_zero, after, last) = (p, false, 1, b);
+        } else if p == low {
+            (after, last) = (after + 1, b);
+        }
+    }
+    s
 }
 
 /// The reference bases a CIGAR covers.
@@ -868,5 +1334,453 @@ mod tests {
             assert_eq!(String::from_utf8(a.md).unwrap(), "100");
             assert_eq!(a.score, Scoring::of(mode).perfect(100));
         }
+    }
+
+    /// Whether an excursion from the diagonal `d` where read base 0 faces
+    /// `window[offset]`, within `band` diagonals of it, may win, the plain
+    /// way (`excursion_may_win`'s oracle): the same tests over every row,
+    /// every state, paths starting and gaps leaving `d` anywhere.
+    fn excursion_may_win_plain(
+        read: &[u8],
+        window: &[u8],
+        offset: usize,
+        band: usize,
+        pre: &[i32],
+        sc: &Scoring,
+    ) -> bool {
+        let neg = i32::MIN / 4;
+        let lanes = 2 * band + 1;
+        let m = read.len();
+        let (open, ext) = (sc.gap_open + sc.gap_extend, sc.gap_extend);
+        let maxpost: Vec<i32> = (0..=m).map(|e| *pre[e..].iter().max().unwrap()).collect();
+        // Lane l is the diagonal d + l − band; point (i, c): i read bases
+        // and c window bases consumed.
+        let col = |i: usize, l: usize| (offset + i + l) as isize - band as isize;
+        let valid = |c: isize| c >= 0 && c <= window.len() as isize;
+        // [left d, started off d]: the best value at each point, and ending
+        // with an insertion.
+        let mut h = [vec![neg; lanes], vec![neg; lanes]];
+        let mut f = [vec![neg; lanes], vec![neg; lanes]];
+        for (l, v) in h[1].iter_mut().enumerate() {
+            if valid(col(0, l)) && l != band {
+                *v = 0;
+            }
+        }
+        h[0][band] = 0;
+        for i in 1..=m {
+            let a = read[i - 1];
+            let on_d = pre[i] - pre[i - 1];
+            let mut nh = [vec![neg; lanes], vec![neg; lanes]];
+            let mut nf = [vec![neg; lanes], vec![neg; lanes]];
+            for y in 0..2 {
+                for l in 0..lanes {
+                    let c = col(i, l);
+                    if !valid(c) {
+                        continue;
+                    }
+                    if c >= 1 && h[y][l] > neg && l != band {
+                        let v = h[y][l] + sc.dp_substitution(a, window[c as usize - 1]) - on_d;
+                        nh[y][l] = v;
+                        if y == 0 && v + pre[i] - maxpost[i] >= 0 {
+                            // The path ends here.
+                            return true;
+                        }
+                    }
+                    if l + 1 < lanes && valid(col(i - 1, l + 1)) {
+                        nf[y][l] = (h[y][l + 1] - open).max(f[y][l + 1] - ext) - on_d;
+                        nh[y][l] = nh[y][l].max(nf[y][l]);
+                        if i == m && y == 0 && nf[y][l] >= 0 {
+                            // The read ends inserted.
+                            return true;
+                        }
+                    }
+                }
+                let mut e = neg;
+                for l in 0..lanes {
+                    if !valid(col(i, l)) {
+                        e = neg;
+                        continue;
+                    }
+                    if l > 0 {
+                        e = (nh[y][l - 1] - open).max(e - ext).max(neg);
+                        nh[y][l] = nh[y][l].max(e);
+                    }
+                    if l == band {
+                        if nh[y][l] >= 0 {
+                            // Back on d.
+                            return true;
+                        }
+                        nh[y][l] = if y == 0 { 0 } else { neg };
+                    } else if y == 1 {
+                        // A path starts here, its first i bases clipped.
+                        nh[y][l] = nh[y][l].max(-pre[i]);
+                    }
+                }
+            }
+            h = nh;
+            f = nf;
+        }
+        false
+    }
+
+    /// A read that starts (or, mirrored, ends) with `h` bases of a
+    /// homopolymer run of the window followed by `l` inserted bases, the
+    /// rest on the diagonal of the window's offset 32: the run lets the
+    /// read's start align some diagonals off with the insertion after it.
+    fn homopolymer_insertion(seed: &mut u64, m: usize) -> (Vec<u8>, Vec<u8>, usize) {
+        let n = m + 64;
+        let mut window: Vec<u8> = (0..n).map(|_| (rng(seed) % 4) as u8).collect();
+        let h = (4 + (rng(seed) % 16) as usize).min(m / 3);
+        let l = (1 + (rng(seed) % 6) as usize).min(m / 4);
+        let base = (rng(seed) % 4) as u8;
+        let run = 32 - (rng(seed) % 8) as usize..32 + h + l + (rng(seed) % 8) as usize;
+        window[run].fill(base);
+        let mut read = vec![base; h];
+        read.extend((0..l).map(|_| (rng(seed) % 4) as u8));
+        read.extend_from_slice(&window[32 + h + l..32 + m]);
+        for _ in 0..rng(seed) % 3 {
+            let i = (rng(seed) % m as u64) as usize;
+            read[i] = (read[i] + 1) % 4;
+        }
+        if rng(seed).is_multiple_of(2) {
+            read.reverse();
+            window.reverse();
+        }
+        (window, read, 32)
+    }
+
+    /// The pruned band DP (`excursion_may_win`) answers what the plain one
+    /// (every row, every state, gaps leaving d anywhere) does, for every
+    /// band width, on the shortcut's random cases.
+    #[test]
+    fn pruned_band_dp_agrees_with_plain() {
+        let mut seed = 0x1d8e_4e27_c47d_124fu64;
+        let mut wins = [0usize; 2];
+        for case in 0..1500 {
+            let m = [150, 100, 36, 60][case % 4];
+            let subs = (rng(&mut seed) % 8) as usize;
+            let (window, read, offset) = if case % 3 == 0 {
+                homopolymer_insertion(&mut seed, m)
+            } else {
+                ungapped_case(&mut seed, m, subs)
+            };
+            if read.iter().chain(&window).any(|&c| c > 3) {
+                continue;
+            }
+            for mode in [Mode::EndToEnd, Mode::Local] {
+                let sc = Scoring::of(mode);
+                let mut pre = vec![0];
+                for i in 0..m {
+                    pre.push(pre[i] + sc.dp_substitution(read[i], window[offset + i]));
+                }
+                let mism: Vec<usize> = (0..m).filter(|&i| read[i] != window[offset + i]).collect();
+                for band in 1..=UNGAPPED_BAND {
+                    let plain = excursion_may_win_plain(&read, &window, offset, band, &pre, &sc);
+                    let pruned = excursion_may_win(&read, &window, offset, band, &pre, &mism, &sc);
+                    assert_eq!(plain, pruned, "case {case} {mode:?} band {band}");
+                    wins[usize::from(plain)] += 1;
+                }
+            }
+        }
+        eprintln!("no excursion wins / one may: {wins:?}");
+        assert!(wins[0] > 1000 && wins[1] > 1000, "{wins:?}");
+    }
+
+    /// The best local score of `read` in `window` under `mode`'s dynamic
+    /// program (bonus included): [`local_score`]'s oracle, by the plain
+    /// Gotoh DP with local starts and ends.
+    fn sw(read: &[u8], window: &[u8], mode: Mode) -> i32 {
+        let sc = Scoring::of(mode);
+        let (m, n) = (read.len(), window.len());
+        let neg = i32::MIN / 4;
+        let (go, ge) = (sc.gap_open, sc.gap_extend);
+        let mut h = vec![vec![0; n + 1]; m + 1];
+        let mut e = vec![vec![neg; n + 1]; m + 1];
+        let mut f = vec![vec![neg; n + 1]; m + 1];
+        let mut best = 0;
+        for i in 1..=m {
+            for j in 1..=n {
+                e[i][j] = (e[i][j - 1] - ge).max(h[i][j - 1] - go - ge);
+                f[i][j] = (f[i - 1][j] - ge).max(h[i - 1][j] - go - ge);
+                let d = h[i - 1][j - 1] + sc.dp_substitution(read[i - 1], window[j - 1]);
+                h[i][j] = d.max(e[i][j]).max(f[i][j]).max(0);
+                best = best.max(h[i][j]);
+            }
+        }
+        best
+    }
+
+    /// A window as the mapper cuts one (the diagonal ± 32) around a read
+    /// drawn from its middle with `subs` substitutions, and sometimes an
+    /// indel, a random tail, a tandem repeat, another copy of part of the
+    /// read nearby, or an N: the window, the read, and where the read's
+    /// base 0 was drawn from.
+    fn ungapped_case(seed: &mut u64, m: usize, subs: usize) -> (Vec<u8>, Vec<u8>, usize) {
+        let n = m + 64;
+        let mut window: Vec<u8> = (0..n).map(|_| (rng(seed) % 4) as u8).collect();
+        match rng(seed) % 10 {
+            // A tandem repeat of a short period over part of the window.
+            0 => {
+                let p = 1 + (rng(seed) % 40) as usize;
+                let from = (rng(seed) % n as u64) as usize;
+                let to = (from + 20 + (rng(seed) % n as u64) as usize).min(n);
+                for j in from.max(p)..to {
+                    window[j] = window[j - p];
+                }
+            }
+            // A homopolymer run over the read's start or end (where an
+            // indel next to it can shift part of the read along it).
+            2 => {
+                let len = 5 + (rng(seed) % 25) as usize;
+                let base = (rng(seed) % 4) as u8;
+                let from = if rng(seed).is_multiple_of(2) {
+                    (rng(seed) % 40) as usize
+                } else {
+                    (32 + m).saturating_sub((rng(seed) % 40) as usize)
+                };
+                for x in window.iter_mut().skip(from).take(len) {
+                    *x = base;
+                }
+            }
+            // Part of the read's stretch copied to another diagonal, with
+            // a few differences.
+            1 => {
+                let len = 10 + (rng(seed) % m as u64) as usize;
+                let src = 32 + (rng(seed) % (m as u64)) as usize;
+                let dst = (rng(seed) % n as u64) as usize;
+                for t in 0..len {
+                    if src + t < n && dst + t < n {
+                        window[dst + t] = window[src + t];
+                        if rng(seed).is_multiple_of(25) {
+                            window[dst + t] = (rng(seed) % 4) as u8;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        let mut read = window[32..32 + m].to_vec();
+        for _ in 0..subs {
+            let i = (rng(seed) % m as u64) as usize;
+            read[i] = (read[i] + 1 + (rng(seed) % 3) as u8) % 4;
+        }
+        match rng(seed) % 10 {
+            // An indel of 1 to 6 bases, the read's length kept.
+            0 | 1 => {
+                let at = (rng(seed) % m as u64) as usize;
+                let len = 1 + (rng(seed) % 6) as usize;
+                if rng(seed).is_multiple_of(2) {
+                    // Deletion from the read: the window's bases after it.
+                    for i in at..m {
+                        read[i] = window[(32 + i + len).min(n - 1)];
+                    }
+                } else {
+                    let ins: Vec<u8> = (0..len).map(|_| (rng(seed) % 4) as u8).collect();
+                    read.splice(at..at, ins);
+                    read.truncate(m);
+                }
+            }
+            // A random tail (adapter).
+            2 => {
+                let t = 1 + (rng(seed) % 30) as usize;
+                for x in read.iter_mut().rev().take(t) {
+                    *x = (rng(seed) % 4) as u8;
+                }
+            }
+            // An N in the read or the window.
+            3 if rng(seed).is_multiple_of(4) => {
+                let i = (rng(seed) % m as u64) as usize;
+                if rng(seed).is_multiple_of(2) {
+                    read[i] = 4;
+                } else {
+                    window[(rng(seed) % n as u64) as usize] = 4;
+                }
+            }
+            _ => {}
+        }
+        (window, read, 32)
+    }
+
+    /// Where the ungapped shortcut answers, it answers what the dynamic
+    /// programs do: `extend`'s alignment (score, CIGAR, NM, MD, span) and
+    /// `local_score`'s score, which is also the plain Gotoh DP's local
+    /// optimum. Random reads with 0 to 7 substitutions, indels, random
+    /// tails, tandem repeats, near copies and Ns, of 20 to 250 bases.
+    #[test]
+    fn ungapped_agrees_with_dp() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut taken = [[0usize; 8]; 2];
+        let mut tried = [[0usize; 8]; 2];
+        for case in 0..6000 {
+            let m = match case % 4 {
+                0 => 150,
+                1 => 100,
+                2 => 36,
+                _ => 20 + (rng(&mut seed) % 230) as usize,
+            };
+            let subs = (rng(&mut seed) % 8) as usize;
+            let (window, mut read, offset) = if case % 10 == 9 {
+                homopolymer_insertion(&mut seed, m)
+            } else {
+                ungapped_case(&mut seed, m, subs)
+            };
+            if case % 3 == 0 {
+                // Differences near the ends, where clips and ties between
+                // segments are decided: substitutions in the first or last
+                // 12 bases, or a short indel there.
+                if rng(&mut seed).is_multiple_of(3) {
+                    // Its first or last 1 to 4 bases all different.
+                    let t = 1 + (rng(&mut seed) % 4) as usize;
+                    let end = rng(&mut seed).is_multiple_of(2);
+                    for j in 0..t.min(m) {
+                        let i = if end { m - 1 - j } else { j };
+                        read[i] = (read[i] + 1 + (rng(&mut seed) % 3) as u8) % 4;
+                    }
+                }
+                for _ in 0..1 + rng(&mut seed) % 3 {
+                    let i = (rng(&mut seed) % 12.min(m as u64)) as usize;
+                    let i = if rng(&mut seed).is_multiple_of(2) {
+                        i
+                    } else {
+                        m - 1 - i
+                    };
+                    if rng(&mut seed).is_multiple_of(5) {
+                        read.remove(i);
+                        read.push(window[(offset + m).min(window.len() - 1)]);
+                    } else {
+                        read[i] = (read[i] + 1 + (rng(&mut seed) % 3) as u8) % 4;
+                    }
+                }
+            }
+            for (k, mode) in [Mode::EndToEnd, Mode::Local].into_iter().enumerate() {
+                // (Counted for the substitutions drawn, the homopolymer
+                // cases aside.)
+                let counted = case % 10 != 9;
+                tried[k][subs] += usize::from(counted);
+                let Some(u) = ungapped(&read, &window, offset, mode) else {
+                    continue;
+                };
+                taken[k][subs] += usize::from(counted);
+                let what = format!("case {case} {mode:?} m {m} subs {subs}");
+                assert_eq!(Some(u.ext.clone()), extend(&read, &window, mode), "{what}");
+                assert_eq!(u.best, local_score(&read, &window, mode), "{what}");
+                assert_eq!(u.best, sw(&read, &window, mode), "{what}");
+                // The CIGAR's own account: ungapped, NM and MD recomputed.
+                assert!(
+                    u.ext
+                        .cigar
+                        .iter()
+                        .all(|o| matches!(o.0, Op::Match | Op::Soft))
+                );
+                let d = describe(
+                    &read,
+                    &window,
+                    u.ext.ref_start,
+                    &u.ext.cigar,
+                    &Scoring::of(mode),
+                );
+                assert_eq!(
+                    (d.score, d.nm, d.md),
+                    (u.ext.score, u.ext.nm, u.ext.md.clone())
+                );
+            }
+        }
+        eprintln!("taken / tried by substitutions: {taken:?} / {tried:?}");
+        // The shortcut settles many reads with few substitutions (40% here,
+        // where a third of the cases have differences at the ends).
+        for k in 0..2 {
+            let (t, n): (usize, usize) = (taken[k][..3].iter().sum(), tried[k][..3].iter().sum());
+            assert!(5 * t > 2 * n, "taken {t} of {n}");
+        }
+    }
+
+    /// A read whose last (or first) bases all differ, where aligning them
+    /// as an insertion ties with the mismatches (local: two mismatches
+    /// cost 8 as a 2-base insertion does): the DP's choice, and so the
+    /// shortcut's answer, must be the same (on chr20 the first version of
+    /// the shortcut said `150M` where the DP said `148M2I`).
+    #[test]
+    fn ungapped_ties_at_the_ends() {
+        let mut seed = 0x8f1b_bcdc_bfa5_3e0bu64;
+        let mut taken = 0;
+        for case in 0..2000 {
+            let m = [150, 100, 36][case % 3];
+            let mut window: Vec<u8> = (0..m + 64).map(|_| (rng(&mut seed) % 4) as u8).collect();
+            if case % 7 == 0 {
+                // A short tandem repeat at one end.
+                for j in 150.min(m)..m + 64 {
+                    window[j] = window[j - 2];
+                }
+            }
+            let mut read = window[32..32 + m].to_vec();
+            let t = 1 + case % 4;
+            let end = (case / 4) % 2 == 0;
+            for j in 0..t {
+                let i = if end { m - 1 - j } else { j };
+                read[i] = (read[i] + 1 + (rng(&mut seed) % 3) as u8) % 4;
+            }
+            for _ in 0..rng(&mut seed) % 3 {
+                let i = (rng(&mut seed) % m as u64) as usize;
+                read[i] = (read[i] + 1) % 4;
+            }
+            for mode in [Mode::EndToEnd, Mode::Local] {
+                if let Some(u) = ungapped(&read, &window, 32, mode) {
+                    taken += 1;
+                    assert_eq!(
+                        Some(u.ext),
+                        extend(&read, &window, mode),
+                        "case {case} {mode:?}"
+                    );
+                    assert_eq!(
+                        u.best,
+                        local_score(&read, &window, mode),
+                        "case {case} {mode:?}"
+                    );
+                }
+            }
+        }
+        assert!(taken > 700, "taken {taken}");
+    }
+
+    /// The chr20 read where the first version of the shortcut said `150M`
+    /// and the DP `148M2I` (two mismatches at the end cost what a 2-base
+    /// insertion does): the shortcut must leave it to the DP or agree.
+    #[test]
+    fn ungapped_real_tie_at_the_end() {
+        let window = crate::dna::codes(
+            b"TCTTCTTTAAAAAAATAGTGTTTTCATACTGATGTGGTCAGATCTCCAAGATACATTATCAAAAGAAAATAGCAAGTCACAGA\
+              ACAATAATATGTAACATTTACGGTAAAAACAAAACAAACTTTCCAGGCGCAGTGGCTCACGCCTGTAATCCTAACACTTTG\
+              GGAGGCTGAGGCGGGTGGATCACGAGGTCAGGAGATTGAGACTATCCTGG",
+        );
+        let read = crate::dna::codes(
+            b"TGGGGTCAGATCTCCAAGATACATTATCTAAAGAAAATAGCAAGTCACAGAACAATAATATGTAACATTTACGGTAAAAAC\
+              AAAACAAACTTTCCAGGCGCAGTGGCTCACGCCTGTAATCCTAACACTTTGGGAGGCTGAGGCGGGTCC",
+        );
+        let dp = extend(&read, &window, Mode::Local).unwrap();
+        assert_eq!(dp.cigar, vec![(Op::Match, 148), (Op::Ins, 2)]);
+        assert_eq!(ungapped(&read, &window, 32, Mode::Local), None);
+    }
+
+    /// The chr20 read where the pruned band DP once dropped a path in an
+    /// insertion as if it still had to open its gap back: 11 bases of a
+    /// poly-T 4 diagonals off, 4 inserted, then the anchor's diagonal
+    /// (`11M4I135M`, 136) beats the ungapped `150M` (135).
+    #[test]
+    fn ungapped_real_insertion_after_poly_t() {
+        let window = crate::dna::codes(
+            b"TGATTTTGTGTTGGGGATGTGAGGAGGTTTTTTTTTTTTTTTTTTTTCTTTCTTAATCTAGATGTCTTGAACAAGTCAGCAA\
+              AGAAAAACAGTTCCGCCTTTGGAATGTATGAAAATGAAGACCGTTGCAGGAGGTCTTGAGCCACAGAGCTGGCTCCAGAGGC\
+              ATTGGGAGGAGAAACGCGGCAGGCCTGGCTCACTCATTATATTTCAAGAT",
+        );
+        let read = crate::dna::codes(
+            b"TTTTTTTTTTTGTGGCTTTCTTAATCTAGATGTCTTGAACAAGTCAGCAAAGAAAAACAGTTCCGCCTTTGGAATGTATGAA\
+              AATGAAGACCGTTGCAGGAGGTCTTGAGCCACAGAGCTGGCTCCAGAGGCATTGGGAGGAGAAACGCG",
+        );
+        let dp = extend(&read, &window, Mode::Local).unwrap();
+        assert_eq!(
+            dp.cigar,
+            vec![(Op::Match, 11), (Op::Ins, 4), (Op::Match, 135)]
+        );
+        assert_eq!(ungapped(&read, &window, 32, Mode::Local), None);
     }
 }

@@ -387,6 +387,9 @@ struct Locus {
     window: Vec<u8>,
     /// Local score without traceback.
     ub: i32,
+    /// The extension there when the ungapped shortcut settled it
+    /// ([`align::ungapped`]: then neither dynamic program runs).
+    short: Option<align::Extended>,
     /// [`extend_at`] there, once computed (kept only with a [`Memo`]).
     ext: Option<Option<Aligned>>,
 }
@@ -532,13 +535,24 @@ fn align_seeded(
                     }
                     let window = ref_window(index, a.contig, start, end);
                     let skip = skip_before(diag, m, mode);
-                    let ub =
-                        align::local_score(&strands[usize::from(a.rev)][skip..], &window, mode);
+                    let codes = &strands[usize::from(a.rev)][skip..];
+                    // The read's base 0 faces window[diag - start] (none of
+                    // it is skipped where diag >= 0).
+                    let short = (diag >= 0)
+                        .then(|| {
+                            align::ungapped(codes, &window, (diag as u64 - start) as usize, mode)
+                        })
+                        .flatten();
+                    let (ub, short) = match short {
+                        Some(u) => (u.best, Some(u.ext)),
+                        None => (align::local_score(codes, &window, mode), None),
+                    };
                     loci.push(Locus {
                         key,
                         start,
                         window,
                         ub,
+                        short,
                         ext: None,
                     });
                     loci.len() - 1
@@ -565,14 +579,11 @@ fn align_seeded(
             rev: a.rev,
             skip: skip_before(a.diagonal(), m, mode),
         };
-        let e = extend_at(
-            strands[usize::from(a.rev)],
-            &l.window,
-            place,
-            mode,
-            &quals,
-            min,
-        );
+        let codes = strands[usize::from(a.rev)];
+        let e = match &l.short {
+            Some(e) => aligned(codes, &l.window, place, mode, &quals, min, e.clone()),
+            None => extend_at(codes, &l.window, place, mode, &quals, min),
+        };
         if keep {
             l.ext = Some(e.clone());
         }
@@ -679,9 +690,22 @@ pub(super) fn extend_at(
     quals: &Quals,
     min: i32,
 ) -> Option<Aligned> {
+    let e = align::extend(&codes[at.skip..], window, mode)?;
+    aligned(codes, window, at, mode, quals, min, e)
+}
+
+/// [`extend_at`]'s record of the extension `e` of `codes[at.skip..]` in
+/// `window`.
+fn aligned(
+    codes: &[u8],
+    window: &[u8],
+    at: Place,
+    mode: Mode,
+    quals: &Quals,
+    min: i32,
+    e: align::Extended,
+) -> Option<Aligned> {
     let skip = at.skip;
-    let part = &codes[skip..];
-    let e = align::extend(part, window, mode)?;
     let score = if skip == 0 {
         quals.score(codes, at.rev, window, &e, mode)
     } else {
