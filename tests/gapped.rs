@@ -725,6 +725,43 @@ fn short_reads_found_and_placed_by_the_exhaustive_search() {
     }
 }
 
+/// `--end-to-end` MAPQ of a short read by the quality of the base where
+/// its only other placement differs: an exact 36-base read whose segment
+/// is present once more with one base changed is placed at its own copy
+/// with MAPQ about that base's quality and 4.8 (the chance that the base
+/// was misread as this one): 15, 25 and 34 at Q10, Q20 and Q30. bowtie2's
+/// scores charge 3, 4 and 5 for such a mismatch, and 37 per 6 of them gave
+/// 19, 25 and 31 (docs/BENCHMARKS.md, 2026-11-28 (eleventh)).
+#[test]
+fn e2e_short_mapq_follows_the_differing_base_quality() {
+    let mut rng = Rng::new(5);
+    let mut refs: Vec<RefSeq> = (0..2)
+        .map(|c| RefSeq {
+            name: format!("chr{c}"),
+            seq: rng.bases(30_000),
+        })
+        .collect();
+    let seg = refs[0].seq[10_000..10_036].to_vec();
+    let mut copy = seg.clone();
+    copy[18] = if copy[18] == b'A' { b'C' } else { b'A' };
+    refs[1].seq[20_000..20_036].copy_from_slice(&copy);
+    let dir = indexed(&refs);
+    for (q, want) in [(10u8, 15u8), (20, 25), (30, 34)] {
+        let mut qual = vec![b'I'; 36];
+        qual[18] = 33 + q;
+        let read = FqRead {
+            name: format!("q{q}"),
+            qual,
+            seq: seg.clone(),
+        };
+        let (_, recs) = parse_sam(&map(dir.path(), &[read], &["--end-to-end"]));
+        assert_eq!(recs.len(), 1);
+        let r = &recs[0];
+        assert_eq!((r.rname.as_str(), r.pos), ("chr0", 10_001), "{r:?}");
+        assert_eq!(r.mapq, want, "{r:?}");
+    }
+}
+
 /// Fragments shorter than the reads (60 to 140 bases, 150-base reads that
 /// run on into the adapter), where a few adapter bases happen to match the
 /// reference past the fragment's ends: `--local` aligns them, so the

@@ -132,9 +132,18 @@ pub(super) fn align_reads(
         }
         let hits = hits
             .iter()
-            .map(|h| (*h, ungapped_score(index, mode, &reads[i], &codes[i], h)))
+            .map(|h| located(index, mode, &reads[i], &codes[i], h))
             .collect();
-        out[i].1 = Some(Exhaustive { k, hits, more });
+        let qual = match reads[i].qual {
+            Some(q) => q.iter().map(|&c| c.saturating_sub(33)).collect(),
+            None => vec![QUAL_ABSENT; reads[i].seq.len()],
+        };
+        out[i].1 = Some(Exhaustive {
+            k,
+            hits,
+            more,
+            qual,
+        });
     }
     out
 }
@@ -181,12 +190,94 @@ pub(super) fn exhaustive_k(mode: Mode, len: usize, best: Option<&Aligned>) -> Op
 pub(super) struct Exhaustive {
     /// Mismatches searched up to.
     pub(super) k: u8,
-    /// Placements located (whole-read anchors) and the score of the
-    /// ungapped alignment there.
-    pub(super) hits: Vec<(Anchor, i32)>,
+    /// Placements located, with the ungapped alignment there.
+    pub(super) hits: Vec<Located>,
     /// Placements not located (beyond [`EXHAUSTIVE_MAX_HITS`]):
     /// (mismatches, how many).
     pub(super) more: Vec<(u8, u64)>,
+    /// The read's base qualities (Phred, as read; [`QUAL_ABSENT`] each
+    /// without them).
+    pub(super) qual: Vec<u8>,
+}
+
+/// Base quality taken for a read given without qualities (FASTA), as its
+/// scores take it.
+const QUAL_ABSENT: u8 = 40;
+
+/// Phred of a gap per point of its penalty in [`aligned_phred`] (a 1-base
+/// indel of `--end-to-end`, 8 points, is then 40: about the rate of indel
+/// errors in Illumina reads, 1 in 10,000 bases).
+const GAP_PHRED_PER_POINT: f64 = 5.0;
+
+/// How unlikely the read is to come from where `a` places it, beside a
+/// perfect match there, in Phred: its mismatches' [`mismatch_phred`] (from
+/// MD, at the read's qualities `qual`, as read) and
+/// [`GAP_PHRED_PER_POINT`] per point of its gaps' penalty under `sc`.
+pub(super) fn aligned_phred(a: &Aligned, qual: &[u8], sc: &Scoring) -> f64 {
+    let len = qual.len();
+    let gap = |n: u32| GAP_PHRED_PER_POINT * f64::from(sc.gap_open + sc.gap_extend * n as i32);
+    // The SEQ position of each aligned column, in order.
+    let mut cols: Vec<usize> = Vec::with_capacity(len);
+    let (mut qi, mut phred) = (0usize, 0.0);
+    for &(op, n) in &a.cigar {
+        match op {
+            align::Op::Soft => qi += n as usize,
+            align::Op::Match => {
+                cols.extend(qi..qi + n as usize);
+                qi += n as usize;
+            }
+            align::Op::Ins => {
+                qi += n as usize;
+                phred += gap(n);
+            }
+            align::Op::Del => phred += gap(n),
+        }
+    }
+    let (mut col, mut md) = (0usize, a.md.iter().peekable());
+    while let Some(&x) = md.next() {
+        match x {
+            b'0'..=b'9' => {
+                let mut run = usize::from(x - b'0');
+                while let Some(&&d) = md.peek()
+                    && d.is_ascii_digit()
+                {
+                    run = 10 * run + usize::from(d - b'0');
+                    md.next();
+                }
+                col += run;
+            }
+            b'^' => while md.next_if(|d| !d.is_ascii_digit()).is_some() {},
+            _ => {
+                if let Some(&i) = cols.get(col) {
+                    let i = if a.rev { len.saturating_sub(1 + i) } else { i };
+                    phred += mismatch_phred(qual.get(i).copied().unwrap_or(QUAL_ABSENT));
+                }
+                col += 1;
+            }
+        }
+    }
+    phred
+}
+
+/// A placement of [`Exhaustive`]: the whole read ungapped at `at`.
+#[derive(Clone, Debug)]
+pub(super) struct Located {
+    /// The whole-read anchor.
+    pub(super) at: Anchor,
+    /// AS of the ungapped alignment there.
+    pub(super) score: i32,
+    /// Its mismatches.
+    pub(super) nm: u8,
+    /// Its mismatches' Phred sum ([`mismatch_phred`]).
+    pub(super) phred: f64,
+}
+
+/// How unlikely a read is to show a mismatch at a base of quality `q`
+/// where the genome has another base, in Phred: the chance of an error
+/// there (`10^(-q/10)`, `q` at most 40, as scores take it), a third of it
+/// for the one base seen.
+pub(super) fn mismatch_phred(q: u8) -> f64 {
+    f64::from(q.min(40)) + 10.0 * 3f64.log10()
 }
 
 /// A short read's placement from [`exhaustive_search`].
@@ -199,14 +290,16 @@ pub(super) fn near(x: &Aligned, h: &Whole) -> bool {
     x.rev == h.rev && x.contig == h.contig && (diag - h.diagonal()).abs() <= 8
 }
 
-/// AS of the ungapped alignment of the whole read at `h`.
-fn ungapped_score(
+/// The ungapped alignment of the whole read at `h`: AS, mismatches and
+/// their Phred sum ([`mismatch_phred`]; a base against an N or an N of
+/// the read counts as one).
+fn located(
     index: &Index,
     mode: Mode,
     read: &ReadView<'_>,
     codes: &[Vec<u8>; 2],
     h: &Whole,
-) -> i32 {
+) -> Located {
     let m = read.seq.len();
     let window = ref_window(index, h.contig, h.rpos, h.rpos + m as u64);
     let qual: Vec<u8> = match read.qual {
@@ -216,7 +309,20 @@ fn ungapped_score(
     };
     let codes = &codes[usize::from(h.rev)];
     let cigar = [(align::Op::Match, m as u32)];
-    align::score_with_quality(codes, &qual, &window, 0, &cigar, &Scoring::of(mode))
+    let score = align::score_with_quality(codes, &qual, &window, 0, &cigar, &Scoring::of(mode));
+    let (mut nm, mut phred) = (0u8, 0.0);
+    for ((&a, &b), &q) in codes.iter().zip(&window).zip(&qual) {
+        if a != b || a > 3 {
+            nm = nm.saturating_add(1);
+            phred += mismatch_phred(q.saturating_sub(33));
+        }
+    }
+    Located {
+        at: *h,
+        score,
+        nm,
+        phred,
+    }
 }
 
 /// The exhaustive search of the reads `which` (those with an

@@ -10,7 +10,7 @@ use crate::sam::{Aligned, MAPQ_UNIQUE};
 use crate::seed;
 
 use super::config::MapConfig;
-use super::extend::{Exhaustive, near, read_span};
+use super::extend::{Exhaustive, Located, aligned_phred, mismatch_phred, near, read_span};
 use super::find::{ReadHits, name_hash};
 
 /// MAPQ of a unique alignment far above any other (gapped modes).
@@ -295,61 +295,264 @@ pub(super) fn single_mapq(
 /// MAPQ of `alns[chosen]` for a short read searched exhaustively
 /// ([`exhaustive_k`] = `K`), calibrated on chr20 against simulated reads'
 /// truth (docs/ALGORITHMS.md, gapped step 6; docs/BENCHMARKS.md,
-/// 2026-11-28 (tenth)). The others are the read's other alignments of the
-/// same part and its ungapped placements with at most `K` mismatches that
-/// no alignment covers, scored ungapped whether or not above the minimum
-/// (in `--local` a 36-base read's placement with 2 mismatches scores 26,
-/// under the minimum 30, yet makes the best one's place doubtful). With
-/// `e` the best alignment's errors (NM, or its distance from a perfect
-/// score in mismatches, whichever is more):
-/// - with no other, every other placement has more than `K` mismatches,
-///   and what is left is the chance that the true place has more errors
-///   than `K` and was not found: `10 (K + 1 − e) + 20`, 10 more from 50
-///   bases (at 36 bases: 50 for an exact read, 40 with one error);
-/// - with others, the best of them `g` below (`n` of them) and `u` a
-///   mismatch's worth: `(25 − 4e) g / u − 4.343 ln n` (`--local`; 37 for
-///   25 end-to-end, whose mismatches at Q20 cost 4 of its 6), at most the
-///   above: a mismatch of difference is worth less the more errors the
-///   read has; a tie is 0.
+/// 2026-11-28 (tenth) and (eleventh)). The others are the read's other
+/// alignments of the same part and its ungapped placements with at most
+/// `K` mismatches that no alignment covers, whether or not above the
+/// minimum (in `--local` a 36-base read's placement with 2 mismatches
+/// scores 26, under the minimum 30, yet makes the best one's place
+/// doubtful); one scoring at least the best makes it 0. With `e` the best
+/// alignment's errors (NM, or its distance from a perfect score in
+/// mismatches, whichever is more), the chance that the true place has
+/// more errors than `K` and was not found is `10^(-none/10)` with
+/// `none = 10 (K + 1 − e) + 20`, 10 more from 50 bases (at 36 bases: 50
+/// for an exact read, 40 with one error). Then:
+/// - `--end-to-end` ([`e2e_short_mapq`]): the chance that the read comes
+///   from each other placement rather than the best, by its base
+///   qualities, summed with that one;
+/// - `--local` (scores not by quality): with no other, `none`; else, the
+///   best of them `g` below (`n` of them) and `u` a mismatch's worth,
+///   `(25 − 4e) g / u − 4.343 ln n`, at most `none`: a mismatch of
+///   difference is worth less the more errors the read has.
+///
+/// [`exhaustive_k`]: super::extend::exhaustive_k
 fn short_mapq(mode: Mode, len: usize, alns: &[Aligned], chosen: usize, ex: &Exhaustive) -> u8 {
     let sc = Scoring::of(mode);
     let unit = sc.matched + sc.mismatch;
     let p = &alns[chosen];
     let best = p.score;
-    let mut others: Vec<(i32, u64)> = alns
+    let same: Vec<&Aligned> = alns
         .iter()
         .enumerate()
         .filter(|&(k, a)| k != chosen && same_part(a, p, len as u32))
-        .map(|(_, a)| (a.score, 1))
+        .map(|(_, a)| a)
         .collect();
-    others.extend(
-        ex.hits
-            .iter()
-            .filter(|h| !alns.iter().any(|x| near(x, &h.0)))
-            .map(|h| (h.1, 1)),
-    );
+    let hits: Vec<&Located> = ex
+        .hits
+        .iter()
+        .filter(|h| !alns.iter().any(|x| near(x, &h.at)))
+        .collect();
     let perfect = sc.perfect(len);
-    others.extend(
-        ex.more
-            .iter()
-            .map(|&(nm, c)| (perfect - i32::from(nm) * unit, c)),
-    );
-    let unit = f64::from(unit);
-    let errors = f64::from(p.nm).max(f64::from(perfect - best) / unit);
+    let more = |nm: u8| perfect - i32::from(nm) * unit;
+    let errors = f64::from(p.nm).max(f64::from(perfect - best) / f64::from(unit));
     let longer = ((len as f64 - 36.0) / 14.0).clamp(0.0, 1.0);
     let none = 10.0 * (f64::from(ex.k) + 1.0 - errors) + 20.0 + 10.0 * longer;
-    let q = match others.iter().map(|o| o.0).max() {
-        None => none,
-        Some(second) if second >= best => 0.0,
-        Some(second) => {
-            let n: u64 = others.iter().filter(|o| o.0 == second).map(|o| o.1).sum();
-            let slope = match mode {
-                Mode::Local => 25.0,
-                Mode::EndToEnd => 37.0,
-            } - 4.0 * errors;
-            let q = slope * f64::from(best - second) / unit - 4.343 * (n as f64).ln();
-            q.min(none)
-        }
+    let second = (same.iter().map(|a| a.score))
+        .chain(hits.iter().map(|h| h.score))
+        .chain(ex.more.iter().map(|m| more(m.0)))
+        .max();
+    if second.is_some_and(|s| s >= best) {
+        return 0;
+    }
+    let q = match mode {
+        Mode::EndToEnd => e2e_short_mapq(p, &same, &hits, ex, errors, none),
+        Mode::Local => match second {
+            None => none,
+            Some(second) => {
+                let n: u64 = (same.iter().map(|a| a.score))
+                    .chain(hits.iter().map(|h| h.score))
+                    .filter(|&s| s == second)
+                    .count() as u64
+                    + (ex.more.iter())
+                        .filter(|m| more(m.0) == second)
+                        .map(|m| m.1)
+                        .sum::<u64>();
+                let slope = 25.0 - 4.0 * errors;
+                let q =
+                    slope * f64::from(best - second) / f64::from(unit) - 4.343 * (n as f64).ln();
+                q.min(none)
+            }
+        },
     };
     q.round().clamp(0.0, f64::from(MAPQ_MAX)) as u8
+}
+
+/// How much more likely the read's unseen placements are, each, when its
+/// best alignment `p` has more errors than the search covers (`K`) and it
+/// has others: reads of 60 bases with 3 errors and another placement were
+/// wrong at Q15 where those with none were at Q31, and 36-base ones at Q4
+/// where Q19 (docs/BENCHMARKS.md, 2026-11-28 (eleventh)); so each other
+/// placement seen stands for 30 more of the kind the search cannot see.
+const UNSEEN_PER_OTHER: f64 = 30.0;
+
+/// [`short_mapq`] in `--end-to-end`, none of the others scoring the best's
+/// `p`: the chance that the read comes from another placement rather than
+/// `p`, Bayes' with each placement as likely a source, is the sum over the
+/// others of `10^(-(φ - φp)/10)`, `φ` a placement's [`aligned_phred`]
+/// (each mismatch the Phred of its base quality and 4.8 more, so a Q23
+/// base's mismatch is 27.8 and one at Q37 41.8: bowtie2's scores, which
+/// charge 4 and 5, keep less of that). Placements not located (beyond 16)
+/// count as the least unlikely located one with as many mismatches (else
+/// as if at the read's weakest bases). Added: the chance that the true
+/// place was not found, `10^(-none/10)`, times `1 + 30 n` when `e` exceeds
+/// `K` and there are `n` others ([`UNSEEN_PER_OTHER`]). MAPQ is that sum
+/// in Phred.
+fn e2e_short_mapq(
+    p: &Aligned,
+    same: &[&Aligned],
+    hits: &[&Located],
+    ex: &Exhaustive,
+    errors: f64,
+    none: f64,
+) -> f64 {
+    let sc = Scoring::of(Mode::EndToEnd);
+    let own = aligned_phred(p, &ex.qual, &sc);
+    let odds = |phred: f64| 10f64.powf(-(phred - own) / 10.0);
+    let mut seen: f64 = same
+        .iter()
+        .map(|a| odds(aligned_phred(a, &ex.qual, &sc)))
+        .sum();
+    seen += hits.iter().map(|h| odds(h.phred)).sum::<f64>();
+    let mut n = (same.len() + hits.len()) as u64;
+    for &(nm, count) in &ex.more {
+        let phred = (ex.hits.iter())
+            .filter(|h| h.nm == nm)
+            .map(|h| h.phred)
+            .reduce(f64::min)
+            .unwrap_or_else(|| {
+                let mut q = ex.qual.clone();
+                q.sort_unstable();
+                q.iter()
+                    .take(usize::from(nm))
+                    .map(|&b| mismatch_phred(b))
+                    .sum()
+            });
+        seen += count as f64 * odds(phred);
+        n += count;
+    }
+    let per_other = if errors >= f64::from(ex.k) + 1.0 {
+        UNSEEN_PER_OTHER
+    } else {
+        0.0
+    };
+    let unseen = 10f64.powf(-none / 10.0) * (1.0 + per_other * n as f64);
+    -10.0 * (seen + unseen).log10()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::align::Op;
+    use crate::seed::Anchor;
+
+    fn aln(pos: u64, score: i32, nm: u32, cigar: &[(Op, u32)], md: &str) -> Aligned {
+        Aligned {
+            contig: 0,
+            pos,
+            rev: false,
+            score,
+            cigar: cigar.to_vec(),
+            nm,
+            md: md.as_bytes().to_vec(),
+        }
+    }
+
+    fn located(pos: u64, len: u32, score: i32, nm: u8, phred: f64) -> Located {
+        let at = Anchor {
+            rev: false,
+            contig: 0,
+            rpos: pos,
+            qpos: 0,
+            len,
+        };
+        Located {
+            at,
+            score,
+            nm,
+            phred,
+        }
+    }
+
+    #[test]
+    fn aligned_phred_reads_md_and_gaps() {
+        let sc = Scoring::of(Mode::EndToEnd);
+        let mut qual = vec![30u8; 10];
+        qual[3] = 10;
+        qual[6] = 20;
+        let m = mismatch_phred;
+        let mut a = aln(0, -3, 1, &[(Op::Match, 10)], "3A6");
+        assert!((aligned_phred(&a, &qual, &sc) - m(10)).abs() < 1e-9);
+        // On the reverse strand SEQ's base 3 is the read's base 6.
+        a.rev = true;
+        assert!((aligned_phred(&a, &qual, &sc) - m(20)).abs() < 1e-9);
+        // A 2-base deletion: 5 + 2 * 3 points, 5 each.
+        let d = aln(
+            0,
+            -14,
+            3,
+            &[(Op::Match, 5), (Op::Del, 2), (Op::Match, 5)],
+            "2C2^GT5",
+        );
+        assert!((aligned_phred(&d, &qual, &sc) - (m(30) + 55.0)).abs() < 1e-9);
+        // An inserted base (the read's base 4) is not an MD column: the
+        // mismatch after it is the read's base 6.
+        let i = aln(
+            0,
+            -12,
+            2,
+            &[(Op::Match, 4), (Op::Ins, 1), (Op::Match, 5)],
+            "5T3",
+        );
+        assert!((aligned_phred(&i, &qual, &sc) - (m(20) + 40.0)).abs() < 1e-9);
+        // Mismatches next to each other, and a read of 12 bases in MD.
+        let q12 = vec![40u8; 12];
+        let b = aln(0, -12, 2, &[(Op::Match, 12)], "10A0C0");
+        assert!((aligned_phred(&b, &q12, &sc) - 2.0 * m(40)).abs() < 1e-9);
+    }
+
+    /// An exact 36-base read (searched with `K` 1) whose other placements
+    /// are one mismatch away: MAPQ by the quality of the base that differs.
+    #[test]
+    fn e2e_short_mapq_weighs_the_differing_base() {
+        let best = aln(1000, 0, 0, &[(Op::Match, 36)], "36");
+        let ex = |others: &[(u64, i32, u8)]| Exhaustive {
+            k: 1,
+            hits: std::iter::once(located(1000, 36, 0, 0, 0.0))
+                .chain(
+                    others
+                        .iter()
+                        .map(|&(pos, s, q)| located(pos, 36, s, 1, mismatch_phred(q))),
+                )
+                .collect(),
+            more: Vec::new(),
+            qual: vec![23; 36],
+        };
+        let q = |mode: Mode, others: &[(u64, i32, u8)]| {
+            short_mapq(mode, 36, std::slice::from_ref(&best), 0, &ex(others))
+        };
+        // None: 40 (K + 1 = 2 errors short of a placement not found).
+        assert_eq!(q(Mode::EndToEnd, &[]), 40);
+        // One, at a Q23 base (4 points): 27.8 less the unseen's share.
+        assert_eq!(q(Mode::EndToEnd, &[(5000, -4, 23)]), 28);
+        // Six of them: 27.8 - 10 log10 6 = 20.
+        let six: Vec<(u64, i32, u8)> = (0..6).map(|k| (5000 + 100 * k, -4, 23)).collect();
+        assert_eq!(q(Mode::EndToEnd, &six), 20);
+        // At a Q40 base (6 points): 44.8, summed with the unseen's 40.
+        assert_eq!(q(Mode::EndToEnd, &[(5000, -6, 40)]), 39);
+        // A placement scoring as well: 0.
+        assert_eq!(q(Mode::EndToEnd, &[(5000, 0, 23)]), 0);
+        // `--local` (the scores): 25 per mismatch's worth of gap.
+        let local = aln(1000, 36, 0, &[(Op::Match, 36)], "36");
+        let ex1 = ex(&[(5000, 31, 23)]);
+        assert_eq!(short_mapq(Mode::Local, 36, &[local], 0, &ex1), 25);
+    }
+
+    /// A best alignment with more errors than the search covers: another
+    /// placement seen (here by the seeds, 2 mismatches worse) drops MAPQ
+    /// well under the 20 it has alone.
+    #[test]
+    fn e2e_short_mapq_beyond_the_search() {
+        let qual = vec![30u8; 36];
+        let best = aln(1000, -15, 3, &[(Op::Match, 36)], "3A10C10G10");
+        let other = aln(9000, -25, 5, &[(Op::Match, 36)], "1A1C1G10T10A9");
+        let ex = Exhaustive {
+            k: 2,
+            hits: Vec::new(),
+            more: Vec::new(),
+            qual,
+        };
+        let alone = short_mapq(Mode::EndToEnd, 36, std::slice::from_ref(&best), 0, &ex);
+        assert_eq!(alone, 20);
+        let both = short_mapq(Mode::EndToEnd, 36, &[best, other], 0, &ex);
+        assert!(both < 10, "{both}");
+    }
 }
