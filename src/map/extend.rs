@@ -491,8 +491,13 @@ struct Locus {
     /// The window's first contig position.
     start: u64,
     window: Vec<u8>,
-    /// Local score without traceback.
-    ub: i32,
+    /// Local score without traceback ([`align::local_score`]), once
+    /// computed: only where it may decide something (see `bound`).
+    ub: Option<i32>,
+    /// An upper bound of `ub` ([`align::local_score_bound`], or `ub`
+    /// itself): a candidate whose bound is below the best exact score by
+    /// more than the margin is not extended, whatever its score.
+    bound: i32,
     /// The extension there when the ungapped shortcut settled it
     /// ([`align::ungapped`]: then neither dynamic program runs).
     short: Option<align::Extended>,
@@ -612,7 +617,7 @@ fn align_seeded(
     // each, longest first; a chain can join two copies of a tandem repeat),
     // one per diagonal and strand, ranked by their local score without
     // traceback.
-    let mut cands: Vec<(i32, Anchor, usize)> = Vec::new();
+    let mut cands: Vec<(Anchor, usize)> = Vec::new();
     let mut seen: Vec<(bool, u32, i64)> = Vec::new();
     let loci = &mut memo.loci;
     // Loci of a previous call (each key is a candidate once per call).
@@ -649,33 +654,70 @@ fn align_seeded(
                             align::ungapped(codes, &window, (diag as u64 - start) as usize, mode)
                         })
                         .flatten();
-                    let (ub, short) = match short {
-                        Some(u) => (u.best, Some(u.ext)),
-                        None => (align::local_score(codes, &window, mode), None),
+                    let (ub, bound, short) = match short {
+                        Some(u) => (Some(u.best), u.best, Some(u.ext)),
+                        None => match align::local_score_bound(codes, &window, mode) {
+                            Some(b) => (None, b, None),
+                            None => {
+                                let x = align::local_score(codes, &window, mode);
+                                (Some(x), x, None)
+                            }
+                        },
                     };
                     loci.push(Locus {
                         key,
                         start,
                         window,
                         ub,
+                        bound,
                         short,
                         ext: None,
                     });
                     loci.len() - 1
                 }
             };
-            cands.push((loci[at].ub, a, at));
+            cands.push((a, at));
         }
     }
-    cands.sort_by_key(|c| std::cmp::Reverse(c.0));
-    let best = cands.first().map_or(0, |c| c.0);
     let sc = Scoring::of(mode);
     let margin = EXTEND_MARGIN_MISMATCHES * (sc.matched + sc.mismatch);
     let min = Scoring::min_score(mode, m);
-    let mut pruned = Vec::new();
+    // The local score at a locus, computed once.
+    let exact = |l: &mut Locus| -> i32 {
+        *l.ub.get_or_insert_with(|| {
+            let (rev, _, diag) = l.key;
+            let codes = &strands[usize::from(rev)][skip_before(diag, m, mode)..];
+            align::local_score(codes, &l.window, mode)
+        })
+    };
+    // Exact scores where they may decide the ranking: highest bound first,
+    // every candidate whose bound reaches the margin below the best exact
+    // score so far. The others score below it whatever their exact score.
+    let mut order: Vec<usize> = (0..cands.len()).collect();
+    order.sort_by_key(|&k| std::cmp::Reverse(loci[cands[k].1].bound));
+    let mut best = cands.iter().filter_map(|c| loci[c.1].ub).max();
+    for k in order {
+        let l = &mut loci[cands[k].1];
+        if l.ub.is_none() {
+            if best.is_some_and(|b| l.bound < b - margin) {
+                break;
+            }
+            let x = exact(l);
+            best = Some(best.map_or(x, |b| b.max(x)));
+        }
+    }
+    let best = best.unwrap_or(0);
+    // Best first (ties in candidate order), as every score were known:
+    // those whose score is unknown are below the margin anyway.
+    let mut ranked: Vec<(i32, usize)> = (0..cands.len())
+        .filter_map(|k| loci[cands[k].1].ub.map(|u| (u, k)))
+        .collect();
+    ranked.sort_by_key(|c| std::cmp::Reverse(c.0));
+    let mut pruned: Vec<usize> = (0..cands.len())
+        .filter(|&k| loci[cands[k].1].ub.is_none_or(|u| u < best - margin))
+        .collect();
     // `extend_at` at a locus, or what it gave there before.
-    let mut extend = |at: usize, a: &Anchor| -> Option<Aligned> {
-        let l = &mut loci[at];
+    let extend = |l: &mut Locus, a: &Anchor| -> Option<Aligned> {
         if let Some(e) = &l.ext {
             return e.clone();
         }
@@ -695,11 +737,11 @@ fn align_seeded(
         }
         e
     };
-    for (ub, a, at) in cands {
+    for (ub, k) in ranked {
         if ub < best - margin {
-            pruned.push((a, at));
             continue;
         }
+        let (a, at) = cands[k];
         // An anchor an alignment already found aligns the same way adds
         // nothing.
         let covered = out
@@ -708,26 +750,37 @@ fn align_seeded(
         if covered {
             continue;
         }
-        out.extend(extend(at, &a));
+        out.extend(extend(&mut loci[at], &a));
     }
     // Local: a low-scoring candidate for a part of the read the best
-    // alignment leaves out (a chimeric read's other part) is extended too.
+    // alignment leaves out (a chimeric read's other part) is extended too,
+    // best first (their exact scores computed for that).
     if mode == Mode::Local
         && let Some(p) = out.iter().max_by_key(|x| x.score)
     {
         let (ps, pe) = read_span(p, m as u32);
-        let mut extra = Vec::new();
-        for (a, at) in pruned {
+        pruned.retain(|&k| {
+            let a = cands[k].0;
             let (s, e) = if a.rev {
                 (m as u32 - a.qpos - a.len, m as u32 - a.qpos)
             } else {
                 (a.qpos, a.qpos + a.len)
             };
             let overlap = pe.min(e).saturating_sub(ps.max(s));
-            if 2 * overlap > a.len || extra.len() >= EXTEND_PER_CHAIN {
-                continue;
+            2 * overlap <= a.len
+        });
+        let mut outside: Vec<(i32, usize)> = pruned
+            .into_iter()
+            .map(|k| (exact(&mut loci[cands[k].1]), k))
+            .collect();
+        outside.sort_by_key(|c| (std::cmp::Reverse(c.0), c.1));
+        let mut extra = Vec::new();
+        for (_, k) in outside {
+            if extra.len() >= EXTEND_PER_CHAIN {
+                break;
             }
-            extra.extend(extend(at, &a));
+            let (a, at) = cands[k];
+            extra.extend(extend(&mut loci[at], &a));
         }
         out.extend(extra);
     }
