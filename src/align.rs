@@ -1076,9 +1076,10 @@ fn excursion_may_win(
                 }
             }
             // Deletions along the row.
+            // (NEG minus a band's extensions stays far from overflow.)
             let mut e = NEG;
             for l in 1..lanes {
-                e = (nh[l - 1] - open).max(e - ext).max(NEG);
+                e = (nh[l - 1] - open).max(e - ext);
                 nh[l] = nh[l].max(e);
             }
             if nh[band] >= 0 {
@@ -1099,17 +1100,13 @@ fn excursion_may_win(
             } else {
                 (&[0i32; LANES][..lanes], &[0i32; LANES][..lanes])
             };
-            let mut alive = NEG;
-            for (((x, z), &p), &q) in nh.iter_mut().zip(nf.iter_mut()).zip(bh).zip(bf) {
-                if *x - p < low {
-                    *x = NEG;
-                }
-                if *z - q < low {
-                    *z = NEG;
-                }
-                alive = alive.max(*x).max(*z);
+            for (x, &p) in nh.iter_mut().zip(bh) {
+                *x = if *x - p < low { NEG } else { *x };
             }
-            live[y] = alive > NEG;
+            for (z, &q) in nf.iter_mut().zip(bf) {
+                *z = if *z - q < low { NEG } else { *z };
+            }
+            live[y] = nh.iter().chain(nf.iter()).fold(NEG, |a, &x| a.max(x)) > NEG;
         }
         for y in 0..2 {
             if !live[y] {
