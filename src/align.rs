@@ -440,7 +440,16 @@ pub fn local_score(read: &[u8], window: &[u8], mode: Mode) -> i32 {
 /// least that, and inserted bases score 0), so the result bounds the
 /// optimum from above. `None` for reads with an N or over 250 bases (its
 /// cells are saturating bytes), or windows with an N.
-pub fn local_score_bound(read: &[u8], window: &[u8], mode: Mode) -> Option<i32> {
+///
+/// With `decide`, it stops as soon as the bound is known to be below it or
+/// not (then a looser bound: the best cell so far plus a match per row
+/// still to come, since no cell gains more per row).
+pub fn local_score_bound(
+    read: &[u8],
+    window: &[u8],
+    mode: Mode,
+    decide: Option<i32>,
+) -> Option<i32> {
     let m = read.len();
     if m == 0 || m > 250 || window.is_empty() {
         return Some(0);
@@ -475,6 +484,12 @@ pub fn local_score_bound(read: &[u8], window: &[u8], mode: Mode) -> Option<i32> 
         }
         top = top.max(best);
         from = top.saturating_sub(hop);
+        if let Some(t) = decide {
+            let most = i32::from(top) + i32::from(hit) * (m - 1 - i) as i32;
+            if i32::from(top) >= t || most < t {
+                return Some(most);
+            }
+        }
     }
     Some(i32::from(top))
 }
@@ -1866,12 +1881,20 @@ mod tests {
                 }
             }
             for mode in [Mode::EndToEnd, Mode::Local] {
-                let Some(bound) = local_score_bound(&read, &window, mode) else {
+                let Some(bound) = local_score_bound(&read, &window, mode, None) else {
                     assert!(read.iter().chain(&window).any(|&c| c > 3));
                     continue;
                 };
                 let exact = local_score(&read, &window, mode);
                 assert!(bound >= exact, "case {case} {mode:?}: {bound} < {exact}");
+                // Stopped early at a threshold: still a bound, on the same
+                // side of the threshold.
+                let t = exact - 30 + (rng(&mut seed) % 60) as i32;
+                let early = local_score_bound(&read, &window, mode, Some(t)).unwrap();
+                assert!(
+                    early >= bound && (early < t) == (bound < t),
+                    "case {case} {mode:?}"
+                );
                 assert!(bound >= sw(&read, &window, mode), "case {case} {mode:?}");
                 if case % 5 == 0 {
                     slack.push(bound - exact);
