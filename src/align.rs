@@ -440,7 +440,16 @@ pub fn local_score(read: &[u8], window: &[u8], mode: Mode) -> i32 {
 /// least that, and inserted bases score 0), so the result bounds the
 /// optimum from above. `None` for reads with an N or over 250 bases (its
 /// cells are saturating bytes), or windows with an N.
-pub fn local_score_bound(read: &[u8], window: &[u8], mode: Mode) -> Option<i32> {
+///
+/// With `decide`, it stops as soon as the bound is known to be below it or
+/// not (then a looser bound: the best cell so far plus a match per row
+/// still to come, since no cell gains more per row).
+pub fn local_score_bound(
+    read: &[u8],
+    window: &[u8],
+    mode: Mode,
+    decide: Option<i32>,
+) -> Option<i32> {
     let m = read.len();
     if m == 0 || m > 250 || window.is_empty() {
         return Some(0);
@@ -453,19 +462,18 @@ pub fn local_score_bound(read: &[u8], window: &[u8], mode: Mode) -> Option<i32> 
     let miss = (sc.mismatch - sc.bonus) as u8;
     let hop = (sc.gap_open + sc.gap_extend) as u8;
     // Diagonal o (window position minus read position) from 1 − m to
-    // W − 1: lane o + m − 1. Row i compares read[i] with padded[i + lane],
-    // where padded is the window with m − 1 bases of 4 (never equal to a
-    // read base) before it and m after.
-    let lanes = window.len() + m - 1;
-    let mut padded = vec![4u8; lanes + 2 * m];
-    padded[m - 1..m - 1 + window.len()].copy_from_slice(window);
-    let mut v = vec![0u8; lanes];
+    // W − 1: lane o + m − 1. Row i has cells on the W lanes from m − 1 − i
+    // (the window's bases in order). A lane's value before its first cell
+    // is 0, and max(0, hop) is what a lane entering the window gets in any
+    // case; after its last cell it cannot raise the maximum.
+    let w = window.len();
+    let mut v = vec![0u8; w + m - 1];
     // The best value of any cell so far, and minus a hop.
     let (mut top, mut from) = (0u8, 0u8);
     for (i, &a) in read.iter().enumerate() {
-        let row = &padded[i..i + lanes];
+        let lane = m - 1 - i;
         let mut best = 0u8;
-        for (x, &b) in v.iter_mut().zip(row) {
+        for (x, &b) in v[lane..lane + w].iter_mut().zip(window) {
             let y = (*x).max(from);
             *x = if a == b {
                 y.saturating_add(hit)
@@ -476,6 +484,12 @@ pub fn local_score_bound(read: &[u8], window: &[u8], mode: Mode) -> Option<i32> 
         }
         top = top.max(best);
         from = top.saturating_sub(hop);
+        if let Some(t) = decide {
+            let most = i32::from(top) + i32::from(hit) * (m - 1 - i) as i32;
+            if i32::from(top) >= t || most < t {
+                return Some(most);
+            }
+        }
     }
     Some(i32::from(top))
 }
@@ -995,9 +1009,26 @@ fn excursion_may_win(
         top = top.max(pre[e]);
         maxpost[e] = top;
     }
-    let is_mism = |i: usize| mism.binary_search(&i).is_ok();
+    // Mismatches are asked about in order: a cursor.
+    let mut cursor = 0usize;
+    let mut is_mism = |i: usize| {
+        while cursor < mism.len() && mism[cursor] < i {
+            cursor += 1;
+        }
+        mism.get(cursor) == Some(&i)
+    };
     // Paths may start off d at rows up to this.
     let last_start = (deficit - open) / hit;
+    // What a path that started off d, l lanes from it, must still pay to
+    // come back: a gap, or in an insertion its extension.
+    let (mut back, mut back_f) = ([0i32; LANES], [0i32; LANES]);
+    for l in 0..lanes {
+        let t = l.abs_diff(band);
+        if t > 0 {
+            back[l] = gap(t);
+            back_f[l] = ext * t as i32;
+        }
+    }
     // Lane l is the diagonal d + l − band; row i: i read bases consumed.
     // Per layer (0: left d, 1: started off it), the best value at each
     // lane's point and the best ending with an insertion.
@@ -1038,65 +1069,59 @@ fn excursion_may_win(
             if !(live[y] || y == 1 && starts) {
                 continue;
             }
-            let (h, f, nh, nf) = (&h[y], &f[y], &mut nh[y], &mut nf[y]);
-            let mut end = NEG;
-            for l in 0..lanes {
-                let v = if l == band {
-                    NEG
-                } else {
-                    h[l] + if a == win[l] { hit } else { -miss } - on_d
-                };
-                let fv = if l + 1 < lanes {
-                    (h[l + 1] - open).max(f[l + 1] - ext) - on_d
-                } else {
-                    NEG
-                };
-                nh[l] = v.max(fv);
-                nf[l] = fv;
-                end = end.max(v);
+            let (h, f) = (&h[y][..lanes], &f[y][..lanes]);
+            let (nh, nf) = (&mut nh[y][..lanes], &mut nf[y][..lanes]);
+            // Diagonal steps, then insertions.
+            for ((x, &v), &b) in nh.iter_mut().zip(h).zip(win) {
+                *x = v + if a == b { hit } else { -miss } - on_d;
+            }
+            nh[band] = NEG;
+            let end = nh.iter().copied().max().unwrap_or(NEG);
+            for ((x, &v), &w) in nf.iter_mut().zip(&h[1..]).zip(&f[1..]) {
+                *x = (v - open).max(w - ext) - on_d;
+            }
+            nf[lanes - 1] = NEG;
+            for (x, &w) in nh.iter_mut().zip(nf.iter()) {
+                *x = (*x).max(w);
             }
             if y == 0 {
                 // A path that left d ends here, or (last row) inserted.
-                if end + pre[i] - maxpost[i] >= 0 || (i == m && nf[..lanes].iter().any(|&x| x >= 0))
-                {
+                if end + pre[i] - maxpost[i] >= 0 || (i == m && nf.iter().any(|&x| x >= 0)) {
                     return true;
                 }
             }
             // Deletions along the row.
+            // (NEG minus a band's extensions stays far from overflow.)
             let mut e = NEG;
             for l in 1..lanes {
-                e = (nh[l - 1] - open).max(e - ext).max(NEG);
+                e = (nh[l - 1] - open).max(e - ext);
                 nh[l] = nh[l].max(e);
-                if l == band && nh[l] >= 0 {
-                    // Back on d with a gain.
-                    return true;
+            }
+            if nh[band] >= 0 {
+                // Back on d with a gain.
+                return true;
+            }
+            if y == 1 && starts {
+                // A path starts here, its first i bases clipped.
+                for x in nh.iter_mut() {
+                    *x = (*x).max(-pre[i]);
                 }
             }
             nh[band] = NEG;
-            let mut alive = false;
-            for l in 0..lanes {
-                // A path off d must gain what it has lost; one that started
-                // off d must also come back: a gap of t, or (in an
-                // insertion) its extension by t.
-                let t = l.abs_diff(band);
-                let (back, back_f) = if y == 1 && t > 0 {
-                    (gap(t), ext * t as i32)
-                } else {
-                    (0, 0)
-                };
-                if y == 1 && starts && t > 0 {
-                    // A path starts here, its first i bases clipped.
-                    nh[l] = nh[l].max(-pre[i]);
-                }
-                if nh[l] - back < low {
-                    nh[l] = NEG;
-                }
-                if nf[l] - back_f < low {
-                    nf[l] = NEG;
-                }
-                alive |= nh[l] > NEG || nf[l] > NEG;
+            // A state that cannot gain back what it lost (and, started off
+            // d, pay its way back) is dropped.
+            let (bh, bf) = if y == 1 {
+                (&back[..lanes], &back_f[..lanes])
+            } else {
+                (&[0i32; LANES][..lanes], &[0i32; LANES][..lanes])
+            };
+            for (x, &p) in nh.iter_mut().zip(bh) {
+                *x = if *x - p < low { NEG } else { *x };
             }
-            live[y] = alive;
+            for (z, &q) in nf.iter_mut().zip(bf) {
+                *z = if *z - q < low { NEG } else { *z };
+            }
+            live[y] = nh.iter().chain(nf.iter()).fold(NEG, |a, &x| a.max(x)) > NEG;
         }
         for y in 0..2 {
             if !live[y] {
@@ -1856,12 +1881,20 @@ mod tests {
                 }
             }
             for mode in [Mode::EndToEnd, Mode::Local] {
-                let Some(bound) = local_score_bound(&read, &window, mode) else {
+                let Some(bound) = local_score_bound(&read, &window, mode, None) else {
                     assert!(read.iter().chain(&window).any(|&c| c > 3));
                     continue;
                 };
                 let exact = local_score(&read, &window, mode);
                 assert!(bound >= exact, "case {case} {mode:?}: {bound} < {exact}");
+                // Stopped early at a threshold: still a bound, on the same
+                // side of the threshold.
+                let t = exact - 30 + (rng(&mut seed) % 60) as i32;
+                let early = local_score_bound(&read, &window, mode, Some(t)).unwrap();
+                assert!(
+                    early >= bound && (early < t) == (bound < t),
+                    "case {case} {mode:?}"
+                );
                 assert!(bound >= sw(&read, &window, mode), "case {case} {mode:?}");
                 if case % 5 == 0 {
                     slack.push(bound - exact);

@@ -495,9 +495,10 @@ struct Locus {
     /// computed: only where it may decide something (see `bound`).
     ub: Option<i32>,
     /// An upper bound of `ub` ([`align::local_score_bound`], or `ub`
-    /// itself): a candidate whose bound is below the best exact score by
-    /// more than the margin is not extended, whatever its score.
-    bound: i32,
+    /// itself), once computed: a candidate whose bound is below the best
+    /// exact score by more than the margin is not extended, whatever its
+    /// score.
+    bound: Option<i32>,
     /// The extension there when the ungapped shortcut settled it
     /// ([`align::ungapped`]: then neither dynamic program runs).
     short: Option<align::Extended>,
@@ -655,14 +656,8 @@ fn align_seeded(
                         })
                         .flatten();
                     let (ub, bound, short) = match short {
-                        Some(u) => (Some(u.best), u.best, Some(u.ext)),
-                        None => match align::local_score_bound(codes, &window, mode) {
-                            Some(b) => (None, b, None),
-                            None => {
-                                let x = align::local_score(codes, &window, mode);
-                                (Some(x), x, None)
-                            }
-                        },
+                        Some(u) => (Some(u.best), Some(u.best), Some(u.ext)),
+                        None => (None, None, None),
                     };
                     loci.push(Locus {
                         key,
@@ -690,16 +685,32 @@ fn align_seeded(
             align::local_score(codes, &l.window, mode)
         })
     };
+    // Bounds of the scores the shortcut did not settle, each computed only
+    // as far as the margin below the best settled score decides.
+    let mut best = cands.iter().filter_map(|c| loci[c.1].ub).max();
+    for &(_, at) in &cands {
+        let l = &mut loci[at];
+        if l.bound.is_none() {
+            let (rev, _, diag) = l.key;
+            let codes = &strands[usize::from(rev)][skip_before(diag, m, mode)..];
+            let decide = best.map(|b| b - margin);
+            l.bound = Some(
+                match align::local_score_bound(codes, &l.window, mode, decide) {
+                    Some(b) => b,
+                    None => exact(l),
+                },
+            );
+        }
+    }
     // Exact scores where they may decide the ranking: highest bound first,
     // every candidate whose bound reaches the margin below the best exact
     // score so far. The others score below it whatever their exact score.
     let mut order: Vec<usize> = (0..cands.len()).collect();
     order.sort_by_key(|&k| std::cmp::Reverse(loci[cands[k].1].bound));
-    let mut best = cands.iter().filter_map(|c| loci[c.1].ub).max();
     for k in order {
         let l = &mut loci[cands[k].1];
         if l.ub.is_none() {
-            if best.is_some_and(|b| l.bound < b - margin) {
+            if best.is_some_and(|b| l.bound.is_some_and(|u| u < b - margin)) {
                 break;
             }
             let x = exact(l);
