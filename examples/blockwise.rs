@@ -16,7 +16,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use fmalign::sa::blockwise::{blockwise, blockwise_sorted_by};
+use fmalign::sa::blockwise::Blockwise;
 use fmalign::sa::{self, cpu::Cpu, partsort::OnSteps};
 
 /// `VmHWM` (peak resident size) of this process in bytes.
@@ -77,9 +77,11 @@ fn main() -> fmalign::Result<()> {
     };
     let summary = pool.install(|| {
         if steps {
-            blockwise_sorted_by::<u32>(&text, v, part, &mut on_steps, &mut emit)
+            Blockwise::<u32>::new(v, part)
+                .sorted_by(&mut on_steps)
+                .run(&text, &mut emit)
         } else {
-            blockwise::<u32>(&text, v, part, &mut emit)
+            Blockwise::<u32>::new(v, part).run(&text, &mut emit)
         }
     })?;
     let blockwise_s = start.elapsed().as_secs_f64();

@@ -2,7 +2,7 @@
 //! 21): every rank holds the whole text at 2 bits per base, the ranks sort
 //! the difference-cover sample together, and each sorts only the parts
 //! whose first suffix falls in its share of the suffix order
-//! ([`blockwise_share`]); the parts are those of the single-process build in
+//! ([`Blockwise::only`]); the parts are those of the single-process build in
 //! parts ([`crate::index::bounded`]) with the same `max_part`, so every
 //! suffix is sorted by exactly one rank. Neither the text nor the suffix
 //! array crosses the network: the ranks exchange the sample's shares (4
@@ -22,7 +22,7 @@
 //!    ([`DcSample::share_sorted`]); the shares are all-gathered and every
 //!    rank runs the doubling rounds over the suffixes still tied
 //!    ([`DcSample::from_shares`]);
-//!    **sort** — [`blockwise_share`]: each part's BWT bases go to a packed
+//!    **sort** — [`Blockwise::only`]: each part's BWT bases go to a packed
 //!    buffer (the rank's share of `B`, a quarter byte per suffix), its
 //!    sampled SA rows straight to the file;
 //! 4. **tables** — the counts of every rank's share (an all-gather) place
@@ -57,7 +57,7 @@ use crate::index::bounded::{self, BWT_BATCH, DOLLAR};
 use crate::index::{FLAG_WIDE, IndexConfig, Meta, WIDE_THRESHOLD, encode_layout};
 use crate::reference::Reference;
 use crate::sa::Pos;
-use crate::sa::blockwise::{At, DcSample, blockwise_share};
+use crate::sa::blockwise::{At, Blockwise, DcSample};
 use crate::scan::Scan;
 
 /// Phases of `--stats`, in order.
@@ -435,7 +435,7 @@ struct Tables {
     summary: crate::sa::blockwise::Summary,
 }
 
-/// One direction: this rank's parts sorted ([`blockwise_share`]), their
+/// One direction: this rank's parts sorted ([`Blockwise::only`]), their
 /// BWT bases kept and their SSA rows written (`shift`: `None`, none), then
 /// the Occ lines of its share of `B` written after the counts of every
 /// rank's share are known. `ids`: the Occ and SSA sections.
@@ -488,21 +488,15 @@ fn direction<C: Comm>(
             share.start(text)?;
         }
         let summary = if wide {
-            blockwise_share::<u64>(
-                text,
-                sample,
-                max_part,
-                lo as usize..hi as usize,
-                &mut |part, at| share.part(text, part, at),
-            )?
+            Blockwise::<u64>::new(v, max_part)
+                .with_sample(sample)
+                .only(lo as usize..hi as usize)
+                .run(text, &mut |part, at| share.part(text, part, at))?
         } else {
-            blockwise_share::<u32>(
-                text,
-                sample,
-                max_part,
-                lo as usize..hi as usize,
-                &mut |part, at| share.part(text, part, at),
-            )?
+            Blockwise::<u32>::new(v, max_part)
+                .with_sample(sample)
+                .only(lo as usize..hi as usize)
+                .run(text, &mut |part, at| share.part(text, part, at))?
         };
         let ssa = share.ssa.take().map(Piece::finish).transpose()?;
         Ok((summary, ssa))

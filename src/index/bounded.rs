@@ -28,7 +28,7 @@ use crate::error::{Error, Result};
 use crate::fm::{LINE_BASES, OccLine, SUPER_LINES};
 use crate::reference::Reference;
 use crate::sa::Pos;
-use crate::sa::blockwise::{self, DcSample, PartSorter, blockwise_sorted_by, sample_bytes};
+use crate::sa::blockwise::{self, Blockwise, DcSample, PartSorter, sample_bytes};
 
 /// Memory besides the tables, whatever the text: the program, thread
 /// stacks, the file writer's buffers (up to 1 MiB per section).
@@ -281,8 +281,9 @@ pub(super) fn build<P: Pos>(
     let mut sorter = Sorter::new(cuda.as_ref());
     #[cfg(not(feature = "gpu"))]
     let mut sorter = Sorter;
-    let summary =
-        blockwise_sorted_by::<P>(&text, plan.v, max_part, &mut sorter, &mut |part, at| {
+    let summary = Blockwise::<P>::new(plan.v, max_part)
+        .sorted_by(&mut sorter)
+        .run(&text, &mut |part, at| {
             let t = Instant::now();
             fwd.part(&text, part, &mut w).map_err(io)?;
             report.fm_seconds += t.elapsed().as_secs_f64();
@@ -301,8 +302,9 @@ pub(super) fn build<P: Pos>(
     text.reverse();
     report.fm_seconds += t.elapsed().as_secs_f64();
     let mut rev = Tables::new(n, P::BYTES == 8, None, SectionId::RevOcc, SectionId::Ssa);
-    let rev_summary =
-        blockwise_sorted_by::<P>(&text, plan.v, max_part, &mut sorter, &mut |part, at| {
+    let rev_summary = Blockwise::<P>::new(plan.v, max_part)
+        .sorted_by(&mut sorter)
+        .run(&text, &mut |part, at| {
             let t = Instant::now();
             rev.part(&text, part, &mut w).map_err(io)?;
             report.fm_seconds += t.elapsed().as_secs_f64();
@@ -586,7 +588,7 @@ impl Tables {
 }
 
 /// Who sorts the parts: the GPU's steps ([`crate::sa::partsort`]) while they
-/// work, else the CPU's own sort of [`blockwise`]. A GPU error hands the
+/// work, else the CPU's own sort of [`Blockwise`]. A GPU error hands the
 /// part at hand and every later one back to the CPU, with a notice: the
 /// bytes are the same either way.
 #[cfg(feature = "gpu")]
