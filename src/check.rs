@@ -2,7 +2,7 @@
 //! the FM-index of the stored reference.
 //!
 //! 1. Recount every Occ line and the superblocks from the stored BWT
-//!    ([`crate::build::verify_occ`], which `Index::open` runs on every index before use).
+//!    ([`crate::tables::verify_occ`], which `Index::open` runs on every index before use).
 //! 2. Walk LF from row 0 (the `$` suffix, `SA'[0] = n`) for `n` steps. Each
 //!    step reads `BWT'[i] = T[SA'[i] - 1]`, which must equal the stored 2-bit
 //!    reference; each sampled row met on the way must hold the current

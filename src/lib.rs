@@ -3,7 +3,7 @@
 //! ```text
 //! FASTA ──reference──▶ contigs, holes, text (unambiguous bases, 0..=3)
 //!       ──sa─────────▶ suffix array (libsais, or hybrid/skew/ls on the CPU or the GPU)
-//!       ──build──────▶ C, BWT/Occ lines, sampled SA, 2-bit text
+//!       ──tables─────▶ C, BWT/Occ lines, sampled SA, 2-bit text
 //!       ──index──────▶ REF.fmi (index_format/SPEC.md; dist: the same bytes over MPI)
 //! REF.fmi ──index::Index::open (validate, mmap)──▶ fm::FmIndex
 //! FASTQ ──fastq (batches)──▶ map (rayon: search both strands, locate, filter, pair)
@@ -16,7 +16,6 @@
 
 pub mod align;
 pub mod alloc;
-pub mod build;
 pub mod check;
 pub mod cleanup;
 pub mod device;
@@ -40,6 +39,7 @@ pub mod scan;
 pub mod search;
 pub mod seed;
 pub mod segments;
+pub mod tables;
 
 pub use error::{Error, Result};
 pub use index::{Index, IndexConfig};

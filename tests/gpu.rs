@@ -1006,7 +1006,7 @@ mod device {
         ] {
             for algorithm in [SaAlgorithm::Hybrid, SaAlgorithm::Skew, SaAlgorithm::Ls] {
                 let (parts, peak) =
-                    fmalign::build::fm_on_gpu::<u32>(&text, algorithm, 5, None, &mut |_| {})
+                    fmalign::tables::fm_on_gpu::<u32>(&text, algorithm, 5, None, &mut |_| {})
                         .unwrap();
                 let plan = sa::gpu_bytes_per_base(4, algorithm);
                 let per_base = peak as f64 / n as f64;
@@ -1018,7 +1018,7 @@ mod device {
                     "{what} {algorithm:?}: {per_base:.2} bytes per base, plan {plan}"
                 );
                 let sa = sa::build::<u32>(&text, SaAlgorithm::Libsais, 2).unwrap();
-                let cpu = fmalign::build::fm_from_sa::<u32>(&text, sa.as_slice(), 5);
+                let cpu = fmalign::tables::fm_from_sa::<u32>(&text, sa.as_slice(), 5);
                 assert!(
                     parts.occ == cpu.occ && parts.ssa == cpu.ssa,
                     "{what} {algorithm:?}"

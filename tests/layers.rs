@@ -33,7 +33,7 @@ const LAYERS: &[&str] = &[
     "gpu",
     // Suffix arrays, then the FM tables built from them.
     "sa",
-    "build",
+    "tables",
     // The index file: written, opened, checked; the distributed build.
     "index",
     "dist",
@@ -148,9 +148,9 @@ fn first_segment(path: &str) -> String {
 
 #[test]
 fn crate_paths_are_read_as_written() {
-    let code = "use crate::{fm::{A, B}, sa, error::Result};\nlet x = crate::build::pack(t);\nfmalign_crate::x; crate::Choice";
+    let code = "use crate::{fm::{A, B}, sa, error::Result};\nlet x = crate::tables::pack(t);\nfmalign_crate::x; crate::Choice";
     let got: Vec<String> = crate_paths(code).into_iter().collect();
-    assert_eq!(got, ["Choice", "build", "error", "fm", "sa"]);
+    assert_eq!(got, ["Choice", "error", "fm", "sa", "tables"]);
     let code = "#[cfg(test)]\nmod tests {\n use crate::map;\n}\n";
     assert!(crate_paths(&production_code(code)).is_empty());
     assert_eq!(

@@ -38,11 +38,11 @@ use fmalign_index_format::{self as format, SectionId};
 
 use super::Comm;
 use super::sa::{self as dsa, FmShare, KEY_CHARS, block};
-use crate::build::c_from_counts;
 use crate::cleanup::{TempFile, temp_path, temp_path_for};
 use crate::error::{Error, Result};
 use crate::index::{FLAG_WIDE, IndexConfig, Meta, WIDE_THRESHOLD, encode_layout};
 use crate::scan::{self, Checkpoint, Scan};
+use crate::tables::c_from_counts;
 
 /// Text bases between two checkpoints of the scan.
 pub const CHECKPOINT_BASES: u64 = 1 << 20;

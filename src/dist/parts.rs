@@ -48,7 +48,6 @@ use rayon::prelude::*;
 use super::Comm;
 use super::index::{Clock, DistReport, agreed, combine, gather_phases, seal, section_index};
 use super::sa::block;
-use crate::build::c_from_counts;
 use crate::cleanup::{TempFile, temp_path, temp_path_for};
 use crate::dna::PackedText;
 use crate::error::{Error, Result};
@@ -59,6 +58,7 @@ use crate::reference::Reference;
 use crate::sa::Pos;
 use crate::sa::blockwise::{At, Blockwise, DcSample};
 use crate::scan::Scan;
+use crate::tables::c_from_counts;
 
 /// Phases of `--stats`, in order.
 pub const PHASES: [&str; 9] = [

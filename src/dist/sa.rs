@@ -632,7 +632,7 @@ mod fm_tests {
             let n = len as u64;
             let sa: Vec<u32> = crate::sa::naive(&text).iter().map(|&s| s as u32).collect();
             for shift in [0u32, 2, 5] {
-                let want = crate::build::fm_from_sa(&text, &sa, shift);
+                let want = crate::tables::fm_from_sa(&text, &sa, shift);
                 for p in [1, 2, 3, 8] {
                     let shares = LocalComm::run(p, |c| {
                         let (lo, hi) = block(n, p, c.rank());

@@ -19,8 +19,9 @@ use std::time::Instant;
 use fmalign_index_format::{SectionId, StreamWriter};
 use rayon::prelude::*;
 
-use super::{BuildReport, FLAG_WIDE, IndexConfig, META_LEN, Meta, encode_layout};
-use crate::build::c_from_counts;
+use super::build::gpu_wanted;
+use super::sections::META_LEN;
+use super::{BuildReport, FLAG_WIDE, IndexConfig, Meta, encode_layout};
 use crate::cleanup::{TempFile, temp_path};
 use crate::device::Ran;
 use crate::dna::PackedText;
@@ -29,6 +30,7 @@ use crate::fm::{LINE_BASES, OccLine, SUPER_LINES};
 use crate::reference::Reference;
 use crate::sa::Pos;
 use crate::sa::blockwise::{self, Blockwise, DcSample, PartSorter, sample_bytes};
+use crate::tables::c_from_counts;
 
 /// Memory besides the tables, whatever the text: the program, thread
 /// stacks, the file writer's buffers (up to 1 MiB per section).
@@ -696,7 +698,7 @@ fn gpu_for_parts(
     pos_bytes: u64,
     notices: &mut Vec<String>,
 ) -> Option<crate::sa::cuda::Cuda> {
-    if cfg.device != crate::device::Device::Gpu || !super::gpu_wanted(cfg, n, notices) {
+    if cfg.device != crate::device::Device::Gpu || !gpu_wanted(cfg, n, notices) {
         return None;
     }
     let opened = crate::sa::cuda::Cuda::open().and_then(|g| {

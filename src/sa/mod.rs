@@ -328,7 +328,7 @@ fn libsais_signed<O: libsais::OutputElement>(text: &[u8], threads: usize) -> Res
 
 /// Replaces `text` (codes 0..=3) by its BWT with libsais, the sentinel's
 /// row left out, and returns the primary index: 1 + the row of suffix 0 in
-/// the suffix array ([`crate::build::fm_from_sa`]'s `primary`). For the
+/// the suffix array ([`crate::tables::fm_from_sa`]'s `primary`). For the
 /// mirror index, which needs no suffix array samples: the BWT comes out of
 /// the sort itself, with no random reads of the text afterwards.
 pub fn libsais_bwt(text: &mut [u8], threads: usize) -> Result<u64> {
