@@ -11,26 +11,19 @@ use clap::Parser;
 
 use fmalign::cleanup::Output;
 use fmalign::index::{Index, IndexConfig, build_file};
-use fmalign::map::{Reads, map_reads};
+use fmalign::map::{MapFiles, map_reads};
 
 mod cli;
 
 use cli::{Cli, Command, IndexArgs, MapArgs};
 
-/// `-t`, or the CPUs this process may run on if fewer (its affinity and
-/// cgroup quota, as the standard library reads them), said once: threads
-/// beyond those only cost memory and switches (`map -t 3000` on 1,000
-/// reads took 60 s and 11 GB).
+/// `-t`, or fewer when this process may run on fewer CPUs, said once.
 fn usable_threads(asked: usize, quiet: bool) -> usize {
-    let cpus = std::thread::available_parallelism().map_or(asked, |n| n.get());
-    if asked > cpus {
-        log(
-            quiet,
-            format_args!("-t {asked}: this process may run on {cpus} CPUs; using {cpus} threads"),
-        );
-        return cpus;
+    let (threads, note) = fmalign::usable_threads(asked);
+    if let Some(note) = note {
+        log(quiet, format_args!("{note}"));
     }
-    asked
+    threads
 }
 
 fn log(quiet: bool, msg: std::fmt::Arguments<'_>) {
@@ -41,7 +34,7 @@ fn log(quiet: bool, msg: std::fmt::Arguments<'_>) {
 
 fn run_index(mut a: IndexArgs) -> Result<()> {
     a.threads = usable_threads(a.threads, a.quiet);
-    let out = index_output(&a)?;
+    let out = fmalign::index::checked_output(&a.reference, &a.out())?;
     let cfg = a.config();
     if a.distributed {
         return run_index_distributed(&a, &cfg, &out);
@@ -113,41 +106,25 @@ fn run_index_distributed(_: &IndexArgs, _: &IndexConfig, _: &Path) -> Result<()>
 }
 
 /// `mpirun -np P fmalign index --distributed`: rank 0 logs; a rank that
-/// fails says why, the others stop quietly (rank 0 names the failed rank).
+/// fails says why, the others stop quietly (`dist::mpi::on_all_ranks`).
 #[cfg(feature = "mpi")]
 fn run_index_distributed(a: &IndexArgs, cfg: &IndexConfig, out: &Path) -> Result<()> {
-    use fmalign::dist::Comm;
     let t = Instant::now();
-    let comm = fmalign::dist::mpi::MpiComm::init()?;
     // Tests of the failure path only (feature fault-injection): rank K fails.
     #[cfg(feature = "fault-injection")]
-    let result = match std::env::var("FMALIGN_TEST_FAIL_RANK").map(|s| s.parse()) {
-        Ok(Ok(fail)) => fmalign::dist::build_with_fault(&comm, &a.reference, cfg, out, fail),
-        _ => fmalign::dist::build(&comm, &a.reference, cfg, out),
-    };
-    #[cfg(not(feature = "fault-injection"))]
-    let result = fmalign::dist::build(&comm, &a.reference, cfg, out);
-    let (rank, size) = (comm.rank(), comm.size());
-    let report = match result {
-        Ok(r) => r,
-        Err(e) => {
-            // Every rank knows the build failed (the phases end in an
-            // agreement). Each says its part before any exits: mpirun ends
-            // the job at the first non-zero exit status.
-            match e {
-                fmalign::Error::OtherRank(_) if rank != 0 => {}
-                e if size > 1 => error_line(&format!("fmalign: error: rank {rank}: {e}")),
-                e => error_line(&format!("fmalign: error: {e}")),
-            }
-            comm.all_ok(false);
-            drop(comm);
-            std::process::exit(1);
+    let fail: Option<usize> = std::env::var("FMALIGN_TEST_FAIL_RANK")
+        .ok()
+        .and_then(|s| s.parse().ok());
+    let ran = fmalign::dist::mpi::on_all_ranks(&error_line, |comm| {
+        #[cfg(feature = "fault-injection")]
+        if let Some(fail) = fail {
+            return fmalign::dist::build_with_fault(comm, &a.reference, cfg, out, fail);
         }
-    };
-    drop(comm);
-    if rank != 0 {
+        fmalign::dist::build(comm, &a.reference, cfg, out)
+    });
+    let Some((report, size)) = ran.unwrap_or_else(|_| std::process::exit(1)) else {
         return Ok(());
-    }
+    };
     if a.sa != fmalign::sa::SaAlgorithm::Auto || a.device != fmalign::device::Device::Auto {
         log(
             a.quiet,
@@ -163,21 +140,7 @@ fn run_index_distributed(a: &IndexArgs, cfg: &IndexConfig, out: &Path) -> Result
         eprintln!("[fmalign] warning: {w}");
     }
     if cfg.stats {
-        eprintln!("#dist\trank\tphase\tseconds\tbytes_sent");
-        for (r, phases) in report.phases.iter().enumerate() {
-            for ph in phases {
-                eprintln!(
-                    "dist\t{r}\t{}\t{:.3}\t{}",
-                    ph.name, ph.seconds, ph.bytes_sent
-                );
-            }
-        }
-        if !report.rounds.is_empty() {
-            eprintln!("#dist-round\th\tunsorted\tgroups");
-            for (h, open, groups) in &report.rounds {
-                eprintln!("dist-round\t{h}\t{open}\t{groups}");
-            }
-        }
+        report.write_stats(&mut std::io::stderr().lock())?;
     }
     log(
         a.quiet,
@@ -203,7 +166,14 @@ fn run_map(mut a: MapArgs) -> Result<()> {
     cfg.copies.check(pairing.is_some())?;
     let t = Instant::now();
     let index_path = resolve_index(&a.index)?;
-    let sam_path = map_output(&a, &index_path)?;
+    let files = MapFiles {
+        given: &a.index,
+        index: &index_path,
+        reads: &a.reads,
+        reads2: a.reads2.as_deref(),
+        output: a.output.as_deref(),
+    };
+    let sam_path = files.checked_output(&a.copies())?;
     let index = Index::open(&index_path)?;
     log(
         a.quiet,
@@ -219,23 +189,7 @@ fn run_map(mut a: MapArgs) -> Result<()> {
             eprintln!("[fmalign] warning: {w}");
         }
     }
-    let source = {
-        use fmalign::fastq::{PairSource, ReadSource};
-        let one = ReadSource::open(&a.reads, a.threads)?;
-        match (&a.reads2, pairing) {
-            (Some(two), _) if fmalign::cleanup::same_file(two, &a.reads) => {
-                anyhow::bail!(
-                    "READS and READS2 are the same file; for one file of pairs use --interleaved"
-                )
-            }
-            (Some(two), Some(p)) => Reads::Paired(
-                PairSource::two_files(one, ReadSource::open(two, a.threads)?),
-                p,
-            ),
-            (None, Some(p)) => Reads::Paired(PairSource::interleaved(one), p),
-            (_, None) => Reads::Single(one),
-        }
-    };
+    let source = files.open_reads(pairing, a.threads)?;
     let bar = (!a.quiet && std::io::stderr().is_terminal()).then(|| {
         let b = indicatif::ProgressBar::new_spinner();
         b.set_style(
@@ -265,36 +219,11 @@ fn run_map(mut a: MapArgs) -> Result<()> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    for notice in &stats.notices {
-        log(a.quiet, format_args!("{notice}"));
+    for w in stats.warnings() {
+        eprintln!("[fmalign] warning: {w}");
     }
-    if stats.gpu_kernel_nanos > 0 {
-        let s = stats.gpu_kernel_nanos as f64 * 1e-9;
-        log(
-            a.quiet,
-            format_args!(
-                "GPU exact search kernel: {} read bases (both strands each) in {s:.3} s of device time: {:.2} G bases/s",
-                stats.gpu_kernel_bases,
-                stats.gpu_kernel_bases as f64 / s / 1e9
-            ),
-        );
-    }
-    if stats.gpu_fallbacks > 0 {
-        eprintln!(
-            "[fmalign] warning: the GPU failed on {} batches of reads; they were mapped on the CPU",
-            stats.gpu_fallbacks
-        );
-    }
-    if paired {
-        log(
-            a.quiet,
-            format_args!(
-                "{} pairs, {} proper ({:.2}%)",
-                stats.pairs,
-                stats.proper,
-                100.0 * stats.proper as f64 / stats.pairs.max(1) as f64
-            ),
-        );
+    for line in stats.log_lines(paired) {
+        log(a.quiet, format_args!("{line}"));
     }
     if !a.quiet {
         // bowtie2's layout, unprefixed: MultiQC's bowtie2 module reads it.
@@ -415,58 +344,4 @@ fn main() {
         error_line(&msg);
         std::process::exit(1);
     }
-}
-
-/// The file `index` writes: `-p` (or the default), through a symbolic link
-/// to its target; an error before any work when it is not a regular file
-/// (the index is written beside it and renamed into place, which would
-/// replace a FIFO or a device), is the reference itself, or cannot be
-/// created (a missing or read-only directory).
-fn index_output(a: &IndexArgs) -> Result<PathBuf> {
-    if a.reference == Path::new("-") {
-        anyhow::bail!(
-            "-: the reference must be a file (it is read more than once, and the index is named after it); save it to a file first"
-        );
-    }
-    let asked = a.out();
-    let out = fmalign::cleanup::follow_links(&asked);
-    if fmalign::cleanup::written_in_place(&out) {
-        anyhow::bail!(
-            "{}: not a regular file; the index is written as a file beside it and renamed into place, so -p must name a file",
-            asked.display()
-        );
-    }
-    fmalign::cleanup::check_outputs(&[("-p", &asked)], &[("the reference", &a.reference)])
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "{e} (-p names the index file, e.g. {})",
-                fmalign::index::default_path(&a.reference).display()
-            )
-        })?;
-    fmalign::cleanup::check_writable(&out)?;
-    Ok(out)
-}
-
-/// The file `map` writes (`-o`; `-` or none: stdout, as samtools), after
-/// every output (`-o`, `--un`, `--al`, `--un-conc`, `--al-conc`) is checked
-/// against every input (the index, INDEX as given, the reads) and against
-/// each other: an output is written beside its name and renamed over it at
-/// the end, which would destroy an input, and two outputs of one name
-/// would share a temporary file.
-fn map_output(a: &MapArgs, index: &Path) -> Result<Option<PathBuf>> {
-    let stdout = Path::new("-");
-    let sam = a.output.as_deref().unwrap_or(stdout);
-    let sam_opt = if a.output.is_some() { "-o" } else { "the SAM" };
-    let mut outputs: Vec<(&str, PathBuf)> = vec![(sam_opt, sam.to_owned())];
-    outputs.extend(a.copies().files());
-    let outputs: Vec<(&str, &Path)> = outputs.iter().map(|(o, p)| (*o, p.as_path())).collect();
-    let mut inputs = vec![("the index", index), ("the reads", a.reads.as_path())];
-    if a.index != index {
-        inputs.push(("the reference", a.index.as_path()));
-    }
-    if let Some(two) = &a.reads2 {
-        inputs.push(("the mates' reads", two.as_path()));
-    }
-    fmalign::cleanup::check_outputs(&outputs, &inputs)?;
-    Ok((sam != stdout).then(|| sam.to_owned()))
 }

@@ -81,6 +81,30 @@ pub struct DistReport {
     pub notices: Vec<String>,
 }
 
+impl DistReport {
+    /// The `--stats` tables: each rank's phases (seconds, bytes sent), then
+    /// the prefix-doubling rounds of the text, if any.
+    pub fn write_stats(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        writeln!(w, "#dist\trank\tphase\tseconds\tbytes_sent")?;
+        for (r, phases) in self.phases.iter().enumerate() {
+            for ph in phases {
+                writeln!(
+                    w,
+                    "dist\t{r}\t{}\t{:.3}\t{}",
+                    ph.name, ph.seconds, ph.bytes_sent
+                )?;
+            }
+        }
+        if !self.rounds.is_empty() {
+            writeln!(w, "#dist-round\th\tunsorted\tgroups")?;
+            for (h, open, groups) in &self.rounds {
+                writeln!(w, "dist-round\t{h}\t{open}\t{groups}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Phases of `--stats` for prefix doubling, in order.
 pub const PHASES: [&str; 6] = ["scan", "read", "sa", "bwt+occ", "reversed", "write"];
 

@@ -19,6 +19,46 @@ use mpi::traits::{Communicator, CommunicatorCollectives};
 use super::Comm;
 use crate::error::{Error, Result};
 
+/// A build that failed on some rank, each rank's part already said.
+#[derive(Debug)]
+pub struct Reported;
+
+/// Runs `build` on every rank of `mpirun` (MPI initialized here and
+/// finalized before returning) with the failure protocol of `fmalign index
+/// --distributed`: when the build fails, every rank knows (its phases end in
+/// an agreement), and each says its part through `say` before any exits,
+/// since mpirun ends the job at the first non-zero exit status. The rank
+/// that failed names itself (`rank R: ...`, or no rank with one process);
+/// the others, failing only because another did, say nothing unless they
+/// are rank 0. Returns rank 0's report and the number of ranks; `None` on
+/// the other ranks.
+pub fn on_all_ranks(
+    say: &dyn Fn(&str),
+    build: impl FnOnce(&MpiComm) -> Result<super::DistReport>,
+) -> std::result::Result<Option<(super::DistReport, usize)>, Reported> {
+    let comm = match MpiComm::init() {
+        Ok(c) => c,
+        Err(e) => {
+            say(&format!("fmalign: error: {e}"));
+            return Err(Reported);
+        }
+    };
+    let result = build(&comm);
+    let (rank, size) = (comm.rank, comm.size);
+    match result {
+        Ok(report) => Ok((rank == 0).then_some((report, size))),
+        Err(e) => {
+            match e {
+                Error::OtherRank(_) if rank != 0 => {}
+                e if size > 1 => say(&format!("fmalign: error: rank {rank}: {e}")),
+                e => say(&format!("fmalign: error: {e}")),
+            }
+            comm.all_ok(false);
+            Err(Reported)
+        }
+    }
+}
+
 /// This process's rank in `MPI_COMM_WORLD`.
 pub struct MpiComm {
     world: SimpleCommunicator,

@@ -1,6 +1,6 @@
 //! Build orchestration: reference → suffix array → FM tables → sections, written to a file or to memory.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use fmalign_index_format::{self as format};
@@ -15,6 +15,38 @@ use crate::error::{Error, Result};
 use crate::reference::{Layout, Reference};
 use crate::sa::{self, Pos};
 use crate::tables::{FmParts, fm_from_bwt, fm_from_sa};
+
+/// The file an index of `reference` is written to, checked before any work:
+/// `asked` (`-p`, or [`super::default_path`]), through a symbolic link to
+/// its target. Refused: a reference read from stdin (`-`: it is read more
+/// than once and names the index); an `asked` that is not a regular file
+/// (the index is written beside it and renamed into place, which would
+/// replace a FIFO or a device); the reference itself; a file that cannot be
+/// created (a missing or read-only directory).
+pub fn checked_output(reference: &Path, asked: &Path) -> Result<PathBuf> {
+    if reference == Path::new("-") {
+        return Err(Error::Usage(
+            "-: the reference must be a file (it is read more than once, and the index is named after it); save it to a file first".into(),
+        ));
+    }
+    let out = crate::cleanup::follow_links(asked);
+    if crate::cleanup::written_in_place(&out) {
+        return Err(Error::Usage(format!(
+            "{}: not a regular file; the index is written as a file beside it and renamed into place, so -p must name a file",
+            asked.display()
+        )));
+    }
+    crate::cleanup::check_outputs(&[("-p", asked)], &[("the reference", reference)]).map_err(
+        |e| {
+            Error::Usage(format!(
+                "{e} (-p names the index file, e.g. {})",
+                super::default_path(reference).display()
+            ))
+        },
+    )?;
+    crate::cleanup::check_writable(&out)?;
+    Ok(out)
+}
 
 /// Timings and sizes of a build, for the log.
 #[derive(Clone, Debug, Default)]

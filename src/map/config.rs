@@ -185,6 +185,72 @@ impl Reads {
     }
 }
 
+/// The files of one `map` command, as its command line names them.
+#[derive(Clone, Copy, Debug)]
+pub struct MapFiles<'a> {
+    /// INDEX as given: the index, or the FASTA beside it.
+    pub given: &'a Path,
+    /// The index file it names ([`crate::index::resolve`]).
+    pub index: &'a Path,
+    /// READS (`-`: stdin).
+    pub reads: &'a Path,
+    /// READS2, the mates' file.
+    pub reads2: Option<&'a Path>,
+    /// `-o` (`None` or `-`: stdout, as samtools).
+    pub output: Option<&'a Path>,
+}
+
+impl MapFiles<'_> {
+    /// The SAM or BAM file to write (`None`: stdout), after every output
+    /// (`-o`, `--un`, `--al`, `--un-conc`, `--al-conc`: `copies`) is checked
+    /// against every input (the index, INDEX as given, the reads) and
+    /// against each other: an output is written beside its name and renamed
+    /// over it at the end, which would destroy an input, and two outputs of
+    /// one name would share a temporary file.
+    pub fn checked_output(&self, copies: &CopyPaths) -> Result<Option<PathBuf>> {
+        let stdout = Path::new("-");
+        let sam = self.output.unwrap_or(stdout);
+        let sam_opt = if self.output.is_some() {
+            "-o"
+        } else {
+            "the SAM"
+        };
+        let mut outputs: Vec<(&str, PathBuf)> = vec![(sam_opt, sam.to_owned())];
+        outputs.extend(copies.files());
+        let outputs: Vec<(&str, &Path)> = outputs.iter().map(|(o, p)| (*o, p.as_path())).collect();
+        let mut inputs = vec![("the index", self.index), ("the reads", self.reads)];
+        if self.given != self.index {
+            inputs.push(("the reference", self.given));
+        }
+        if let Some(two) = self.reads2 {
+            inputs.push(("the mates' reads", two));
+        }
+        crate::cleanup::check_outputs(&outputs, &inputs)?;
+        Ok((sam != stdout).then(|| sam.to_owned()))
+    }
+
+    /// The reads, opened on `threads` decompressing threads: single, or
+    /// pairs from two files or (`pairing` without READS2) one interleaved.
+    /// READS2 naming READS' file is refused.
+    pub fn open_reads(&self, pairing: Option<PairConfig>, threads: usize) -> Result<Reads> {
+        let one = ReadSource::open(self.reads, threads)?;
+        Ok(match (self.reads2, pairing) {
+            (Some(two), _) if crate::cleanup::same_file(two, self.reads) => {
+                return Err(Error::Usage(
+                    "READS and READS2 are the same file; for one file of pairs use --interleaved"
+                        .into(),
+                ));
+            }
+            (Some(two), Some(p)) => Reads::Paired(
+                PairSource::two_files(one, ReadSource::open(two, threads)?),
+                p,
+            ),
+            (None, Some(p)) => Reads::Paired(PairSource::interleaved(one), p),
+            (_, None) => Reads::Single(one),
+        })
+    }
+}
+
 /// What `map` writes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum OutputFormat {
@@ -345,6 +411,41 @@ pub struct MapStats {
 }
 
 impl MapStats {
+    /// The run's notes for the log after mapping, in order: the notices,
+    /// the GPU kernel's throughput when it ran, and for pairs the proper
+    /// ones.
+    pub fn log_lines(&self, paired: bool) -> Vec<String> {
+        let mut lines = self.notices.clone();
+        if self.gpu_kernel_nanos > 0 {
+            let s = self.gpu_kernel_nanos as f64 * 1e-9;
+            lines.push(format!(
+                "GPU exact search kernel: {} read bases (both strands each) in {s:.3} s of device time: {:.2} G bases/s",
+                self.gpu_kernel_bases,
+                self.gpu_kernel_bases as f64 / s / 1e9
+            ));
+        }
+        if paired {
+            lines.push(format!(
+                "{} pairs, {} proper ({:.2}%)",
+                self.pairs,
+                self.proper,
+                100.0 * self.proper as f64 / self.pairs.max(1) as f64
+            ));
+        }
+        lines
+    }
+
+    /// Warnings: batches the GPU failed on (mapped on the CPU instead).
+    pub fn warnings(&self) -> Vec<String> {
+        if self.gpu_fallbacks == 0 {
+            return Vec::new();
+        }
+        vec![format!(
+            "the GPU failed on {} batches of reads; they were mapped on the CPU",
+            self.gpu_fallbacks
+        )]
+    }
+
     pub(super) fn add(&mut self, other: &MapStats) {
         self.reads += other.reads;
         self.bases += other.bases;

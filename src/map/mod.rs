@@ -42,8 +42,8 @@ use crate::search::BiIndex;
 use batch::{Writing, map_batch};
 use config::Dev;
 pub use config::{
-    CPU_BATCH_BASES, CopyPaths, GPU_BATCH_BASES, MapConfig, MapStats, OutputFormat, PairConfig,
-    Reads, Report, SearchMode, mate_path,
+    CPU_BATCH_BASES, CopyPaths, GPU_BATCH_BASES, MapConfig, MapFiles, MapStats, OutputFormat,
+    PairConfig, Reads, Report, SearchMode, mate_path,
 };
 use find::BatchHits;
 pub use find::{
