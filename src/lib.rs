@@ -1,4 +1,49 @@
-//! fmalign: an FM-index read aligner front end.
+//! fmalign: an FM-index read aligner.
+//!
+//! # The API
+//!
+//! Build an index from a FASTA ([`build_index`]), open it ([`Index::open`]:
+//! validated, memory-mapped, shareable between threads) and map reads held
+//! in memory with a [`Mapper`]: single reads or pairs, in `--local` (bwa
+//! mem's scores, the default), `--end-to-end` (bowtie2's) or the ungapped
+//! modes (`-v K`), with the options of `fmalign map` ([`MapConfig`]). Each
+//! read's records come back as [`OwnedRecord`]s, whose `to_sam` writes the
+//! very line `fmalign map` writes.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use fmalign::{Batch, Index, IndexConfig, MapConfig, Mapper, PairConfig, ReadView};
+//!
+//! # fn main() -> fmalign::Result<()> {
+//! let dir = std::env::temp_dir().join(format!("fmalign-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir).unwrap();
+//! let fasta = dir.join("ref.fa");
+//! std::fs::write(
+//!     &fasta,
+//!     ">chr1\nGATTACAGGCTTACCGATCGGATCCATGGCAACGTTAGCCTAGGCATCGATCGGACTTAGCAT\n",
+//! )
+//! .unwrap();
+//! let cfg = IndexConfig { threads: 1, ..IndexConfig::default() };
+//! fmalign::build_index(&fasta, &dir.join("ref.fa.fmi"), &cfg)?;
+//!
+//! let index = Arc::new(Index::open(&dir.join("ref.fa.fmi"))?);
+//! let mapper = Mapper::new(index, MapConfig { threads: 1, ..MapConfig::default() }, PairConfig::default())?;
+//! let reads = Batch::from_reads([ReadView {
+//!     name: b"r1",
+//!     seq: b"GCTAACGTTGCCATGGATCCGATCGGTAAGCC", // the reverse strand
+//!     qual: None,
+//! }])
+//! .map_err(fmalign::Error::Usage)?;
+//! let (records, _stats) = mapper.map(&reads)?;
+//! let hit = &records[0][0];
+//! assert!(hit.is_primary() && hit.is_reverse());
+//! assert_eq!(hit.ref_range(), Some((7, 39))); // 0-based, end exclusive
+//! # std::fs::remove_dir_all(&dir).unwrap();
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # The modules
 //!
 //! ```text
 //! FASTA ──reference──▶ contigs, holes, text (unambiguous bases, 0..=3)
@@ -12,37 +57,75 @@
 //!
 //! Modules import one way, from the bottom layers (error, mem, device, dna,
 //! read, input, cleanup, fm) up to `map`: docs/ARCHITECTURE.md, "Module
-//! graph"; `tests/layers.rs` checks it.
+//! graph"; `tests/layers.rs` checks it. They are public for the binary, the
+//! tests (which check each stage against its oracle), the benchmarks and the
+//! examples, but hidden from the documentation and not part of the API: what
+//! this page lists is the API, and only it is kept stable.
 
+#[doc(hidden)]
 pub mod align;
+#[doc(hidden)]
 pub mod alloc;
+#[doc(hidden)]
 pub mod check;
+#[doc(hidden)]
 pub mod cleanup;
+#[doc(hidden)]
 pub mod device;
+#[doc(hidden)]
 pub mod dist;
+#[doc(hidden)]
 pub mod dna;
+#[doc(hidden)]
 pub mod error;
+#[doc(hidden)]
 pub mod fastq;
+#[doc(hidden)]
 pub mod fm;
+#[doc(hidden)]
 pub mod gpu;
+#[doc(hidden)]
 pub mod index;
+#[doc(hidden)]
 pub mod input;
+#[doc(hidden)]
 pub mod kmer;
+#[doc(hidden)]
 pub mod map;
+#[doc(hidden)]
 pub mod mem;
+#[doc(hidden)]
 pub mod pair;
+#[doc(hidden)]
 pub mod read;
+#[doc(hidden)]
 pub mod reference;
+#[doc(hidden)]
 pub mod sa;
+#[doc(hidden)]
 pub mod sam;
+#[doc(hidden)]
 pub mod scan;
+#[doc(hidden)]
 pub mod search;
+#[doc(hidden)]
 pub mod seed;
+#[doc(hidden)]
 pub mod segments;
+#[doc(hidden)]
 pub mod tables;
 
+// The API.
+pub use align::Mode;
+pub use device::Device;
 pub use error::{Error, Result};
-pub use index::{Index, IndexConfig};
+pub use fastq::Batch;
+pub use index::{BuildReport, Index, IndexConfig, build_in_memory, build_index};
+pub use map::{MapConfig, MapStats, Mapped, Mapper, OutputFormat, OwnedRecord, PairConfig, Report};
+pub use pair::Orientation;
+pub use read::ReadView;
+pub use reference::{Reference, read_fasta};
+pub use sam::ReadGroup;
 
 /// A rayon pool of `threads` workers (at least 1): every parallel stage runs
 /// inside one, so `-t` bounds the whole command.

@@ -16,6 +16,21 @@ use crate::reference::{Layout, Reference};
 use crate::sa::{self, Pos};
 use crate::tables::{FmParts, fm_from_bwt, fm_from_sa};
 
+/// `fmalign index FASTA -p OUT` as a function: reads the FASTA at `fasta`
+/// (plain, gzip or BGZF; streamed, 2 bits per base), builds its index with
+/// `cfg` and writes it to `out` ([`checked_output`] first: the FASTA is
+/// never overwritten). The FASTA's warnings (skipped empty records) are in
+/// the report's `notices`. No progress is shown.
+pub fn build_index(fasta: &Path, out: &Path, cfg: &IndexConfig) -> Result<BuildReport> {
+    cfg.validate()?;
+    let out = checked_output(fasta, out)?;
+    let reference = crate::scan::read_packed(fasta, cfg.threads)?;
+    let warnings = reference.warnings.clone();
+    let mut report = build_file(reference, cfg, &out, &mut |_| {})?;
+    report.notices.extend(warnings);
+    Ok(report)
+}
+
 /// The file an index of `reference` is written to, checked before any work:
 /// `asked` (`-p`, or [`super::default_path`]), through a symbolic link to
 /// its target. Refused: a reference read from stdin (`-`: it is read more

@@ -16,7 +16,7 @@ pub struct IndexConfig {
     /// Store 64-bit positions even when 32 bits would do (tests the >4 Gbp path).
     pub wide: bool,
     /// Print each round of a data-parallel suffix-array algorithm to stderr
-    /// (one tab-separated line per round, see [`sa::Round::tsv`]).
+    /// (one tab-separated line per round, see [`crate::sa::Round::tsv`]).
     pub stats: bool,
     /// Where to build (the index bytes are the same on every device).
     pub device: Device,
@@ -26,7 +26,7 @@ pub struct IndexConfig {
     /// Device memory the GPU build may use (`None`: the free memory); a
     /// larger estimate builds on the CPU instead, with a notice.
     pub max_gpu_memory: Option<u64>,
-    /// Build in parts of at most this many suffixes ([`bounded`]) even when
+    /// Build in parts of at most this many suffixes ([`super::bounded`]) even when
     /// the whole-text build fits (`None`: parts only when it does not, sized
     /// by `max_memory`).
     pub max_part: Option<u64>,

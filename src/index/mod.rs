@@ -11,7 +11,9 @@ mod config;
 mod open;
 mod sections;
 
-pub use build::{BuildReport, build_and_write, build_file, build_in_memory, checked_output};
+pub use build::{
+    BuildReport, build_and_write, build_file, build_in_memory, build_index, checked_output,
+};
 pub use config::{DEFAULT_SA_SAMPLE, DistAlgorithm, IndexConfig, memory_estimate};
 pub use open::{Index, Resolved, default_path, resolve};
 pub(crate) use sections::{FLAG_WIDE, encode_layout};

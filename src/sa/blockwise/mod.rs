@@ -5,7 +5,7 @@
 //!
 //! **Method.**
 //!
-//! 1. A *difference cover* `D` of `Z_v` ([`cover`]): every `d` in `0..v` is
+//! 1. A *difference cover* `D` of `Z_v` ([`cover()`]): every `d` in `0..v` is
 //!    `(a - b) mod v` for some `a, b` in `D`. For any two positions `i, j`
 //!    there is a `k < v` ([`Cover::delta`]) with `i + k` and `j + k` both in
 //!    the sample `{p : p mod v in D}`.
@@ -35,7 +35,7 @@
 //!
 //! **Memory.** The packed text (`n / 4` bytes), the sample ranks
 //! (`4 |D| / v` bytes per base: 0.33 at `v = 256`, 0.10 at `v = 4096` with
-//! the covers of [`cover`]), the bucket counts ([`bucket_bytes`]), the
+//! the covers of [`cover()`]), the bucket counts ([`bucket_bytes`]), the
 //! splitters (at most `max(1024, max_part)` positions) and one part
 //! (`max_part` positions). While the sample is ranked, its order (4 bytes
 //! per sampled suffix) and the (key, slot) pairs of its unsorted groups are
