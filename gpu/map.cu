@@ -18,7 +18,7 @@
 // Occurrences of c among the first r bases of line `line`.
 __device__ __forceinline__ u64 line_count_before(const u64* line, u32 c, u32 r) {
     // c repeated in every 2-bit field: c * 0b0101... (an array indexed by
-    // c would live in local memory: a stack frame, ptxas-check.sh).
+    // c would live in local memory: a stack frame, scripts/check/ptxas.sh).
     const u64 pat = (u64)c * LOW2;
     u64 total = 0;
     for (u32 w = 0; w < 6; w++) {

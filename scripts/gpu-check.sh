@@ -71,7 +71,7 @@ prepare() {
     local shared=../shared/data
     cp "$shared/lambda_virus.fa" "$shared/human_chrM_NC_012920.fa" \
         "$shared/ecoli_K12_MG1655.fa.gz" "$shared/human_GRCh37_chr20.fa.gz" "$CARRY/data/"
-    cp scripts/make-human-scale.py "$CARRY/"
+    cp scripts/data/make-human-scale.py "$CARRY/"
     # The test binaries name the fmalign binary by this checkout's absolute path.
     cp target/release/fmalign "$CARRY/bin/fmalign"
     strip "$CARRY/bin/fmalign"
@@ -123,11 +123,11 @@ setup() {
 }
 
 # GNU time where the machine has it, else the same two fields (%e, %M)
-# from scripts/time-rss.py: the GPU machine's image may lack GNU time.
+# from scripts/bench/time-rss.py: the GPU machine's image may lack GNU time.
 if [ -x /usr/bin/time ]; then
     TIME=(/usr/bin/time)
 else
-    TIME=(python3 "$PWD/scripts/time-rss.py")
+    TIME=(python3 "$PWD/scripts/bench/time-rss.py")
 fi
 
 # seconds T0 T1: T1 - T0 with three decimals (no bc needed).

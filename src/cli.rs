@@ -96,7 +96,7 @@ pub enum Command {
         #[arg(long, default_value = "sm_90", value_parser = arch())]
         arch: &'static str,
         /// Also write each module's PTX into this folder (MODULE.ptx), for
-        /// ptxas -v: scripts/ptxas-check.sh
+        /// ptxas -v: scripts/check/ptxas.sh
         #[arg(long, value_name = "DIR")]
         ptx_dir: Option<PathBuf>,
     },

@@ -199,7 +199,7 @@ fn gpu_info_exits_zero_without_a_device() {
     }
 }
 
-/// `gpu-info --ptx-dir` (what scripts/ptxas-check.sh assembles) writes each
+/// `gpu-info --ptx-dir` (what scripts/check/ptxas.sh assembles) writes each
 /// module's PTX, the same text NVRTC gives `compile`.
 #[test]
 fn gpu_info_writes_each_modules_ptx() {

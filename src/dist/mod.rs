@@ -74,9 +74,9 @@ fn build_failing<C: Comm>(
     let limit = comm.allgather(mine).into_iter().min().unwrap_or(u64::MAX);
     let limit = (limit != u64::MAX).then_some(limit);
     match choose(n, comm.size(), cfg, limit)? {
-        Choice::Single => single(comm, fasta, cfg, out, scanned, n, limit, clock, fail),
-        Choice::Parts(plan) => parts::build(comm, fasta, cfg, out, scanned, n, plan, clock, fail),
-        Choice::Doubling => {
+        Plan::Single => single(comm, fasta, cfg, out, scanned, n, limit, clock, fail),
+        Plan::Parts(plan) => parts::build(comm, fasta, cfg, out, scanned, n, plan, clock, fail),
+        Plan::Doubling => {
             index::build_doubling(comm, fasta, cfg, out, scanned, n, checkpoints, clock, fail)
         }
     }
@@ -96,7 +96,7 @@ fn injected_failure(fail: Option<usize>, rank: usize, fasta: &Path) -> Result<()
 
 /// The algorithm [`build`] runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Choice {
+enum Plan {
     /// One rank, `auto`: the single-process build
     /// ([`crate::index::build_file`]: the whole text when it fits, else in
     /// parts).
@@ -105,7 +105,7 @@ enum Choice {
     Doubling,
 }
 
-/// Phases of `--stats` of [`Choice::Single`].
+/// Phases of `--stats` of [`Plan::Single`].
 const SINGLE_PHASES: [&str; 3] = ["scan", "build", "write"];
 
 /// One rank, `--dist-algorithm auto`: the build of `fmalign index` within
@@ -151,7 +151,7 @@ fn single<C: Comm>(
 /// same on every rank): as `cfg.dist` says, or when it is `Auto`, in parts
 /// when that fits, else doubling when that does; an error with the figures
 /// when the one asked for (or neither) fits.
-fn choose(n: u64, ranks: usize, cfg: &IndexConfig, limit: Option<u64>) -> Result<Choice> {
+fn choose(n: u64, ranks: usize, cfg: &IndexConfig, limit: Option<u64>) -> Result<Plan> {
     let wide = cfg.wide || n >= WIDE_THRESHOLD;
     let plan = parts::rank_plan(n, wide, ranks, limit, cfg.max_part, cfg.dcv);
     let block = n.div_ceil(ranks as u64);
@@ -165,10 +165,10 @@ fn choose(n: u64, ranks: usize, cfg: &IndexConfig, limit: Option<u64>) -> Result
             .min(bounded_floor(n, wide, ranks))
     };
     match (cfg.dist, plan) {
-        (DistAlgorithm::Auto, _) if ranks == 1 => Ok(Choice::Single),
-        (DistAlgorithm::Parts | DistAlgorithm::Auto, Some(p)) => Ok(Choice::Parts(p)),
+        (DistAlgorithm::Auto, _) if ranks == 1 => Ok(Plan::Single),
+        (DistAlgorithm::Parts | DistAlgorithm::Auto, Some(p)) => Ok(Plan::Parts(p)),
         (DistAlgorithm::Doubling, _) | (DistAlgorithm::Auto, None) if doubling_fits => {
-            Ok(Choice::Doubling)
+            Ok(Plan::Doubling)
         }
         (DistAlgorithm::Parts, None) => Err(Error::Usage(format!(
             "building in parts needs about {} MB per rank for {n} bases (the text and its share on every rank), but only {} MB are available per rank; use --dist-algorithm doubling on more nodes, or fewer ranks per node",
@@ -327,15 +327,13 @@ mod choice_tests {
         let cfg = IndexConfig::default();
         let g = 1u64 << 30;
         let n = 3_000_000_000;
-        assert!(
-            matches!(choose(n, 16, &cfg, Some(8 * g)), Ok(Choice::Parts(p)) if p.peak <= 8 * g)
-        );
-        assert!(matches!(choose(n, 16, &cfg, None), Ok(Choice::Parts(_))));
+        assert!(matches!(choose(n, 16, &cfg, Some(8 * g)), Ok(Plan::Parts(p)) if p.peak <= 8 * g));
+        assert!(matches!(choose(n, 16, &cfg, None), Ok(Plan::Parts(_))));
         // One rank: the single-process build, whatever the memory.
-        assert_eq!(choose(n, 1, &cfg, Some(g)).unwrap(), Choice::Single);
+        assert_eq!(choose(n, 1, &cfg, Some(g)).unwrap(), Plan::Single);
         // 1000 ranks of 1 GiB: the text (0.75 GB) and the sample do not fit,
         // 3 M bases by doubling (about 0.5 GB) do.
-        assert_eq!(choose(n, 1000, &cfg, Some(g)).unwrap(), Choice::Doubling);
+        assert_eq!(choose(n, 1000, &cfg, Some(g)).unwrap(), Plan::Doubling);
         let parts = IndexConfig {
             dist: DistAlgorithm::Parts,
             ..IndexConfig::default()
@@ -354,7 +352,7 @@ mod choice_tests {
             dist: DistAlgorithm::Doubling,
             ..IndexConfig::default()
         };
-        assert_eq!(choose(n, 1000, &doubling, None).unwrap(), Choice::Doubling);
+        assert_eq!(choose(n, 1000, &doubling, None).unwrap(), Plan::Doubling);
     }
 
     /// A rank's plan fits its limit, with parts small enough to balance the

@@ -72,8 +72,9 @@ pub struct MpiComm {
 }
 
 impl MpiComm {
-    /// Initializes MPI (once per process). `FMALIGN_MPI_CHUNK` (bytes) lowers
-    /// the per-round limit, to exercise the split exchanges in tests.
+    /// Initializes MPI (once per process). In the test build (feature
+    /// `fault-injection`) `FMALIGN_MPI_CHUNK` (bytes) lowers the per-round
+    /// limit, to exercise the split exchanges.
     pub fn init() -> Result<Self> {
         let universe = mpi::initialize()
             .ok_or_else(|| Error::Usage("MPI was already initialized in this process".into()))?;
@@ -81,11 +82,13 @@ impl MpiComm {
         let rank = world.rank() as usize;
         let size = world.size() as usize;
         let max = (i32::MAX as usize / size).max(1);
-        let chunk = std::env::var("FMALIGN_MPI_CHUNK")
+        #[cfg(feature = "fault-injection")]
+        let asked = std::env::var("FMALIGN_MPI_CHUNK")
             .ok()
-            .and_then(|s| s.parse::<usize>().ok())
-            .unwrap_or(1 << 28)
-            .clamp(1, max);
+            .and_then(|s| s.parse::<usize>().ok());
+        #[cfg(not(feature = "fault-injection"))]
+        let asked = None;
+        let chunk = asked.unwrap_or(1 << 28).clamp(1, max);
         Ok(MpiComm {
             world,
             rank,

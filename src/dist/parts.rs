@@ -432,7 +432,7 @@ struct Tables {
     counts: [u64; 4],
     /// Every superblock's counts.
     sup: Vec<[u64; 4]>,
-    summary: crate::sa::blockwise::Summary,
+    summary: crate::sa::blockwise::PartsSummary,
 }
 
 /// One direction: this rank's parts sorted ([`Blockwise::only`]), their

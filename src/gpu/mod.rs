@@ -14,7 +14,7 @@
 //! `~/.cache/fmalign`) under a name made of the source hash and architecture.
 
 #[cfg(feature = "gpu")]
-pub mod device;
+pub mod context;
 
 /// Prepended to every kernel source.
 pub const PRELUDE: &str = include_str!("../../gpu/prelude.cu");
@@ -106,7 +106,7 @@ pub fn nvrtc_present() -> bool {
 pub fn probe() -> Probe {
     #[cfg(feature = "gpu")]
     {
-        device::probe()
+        context::probe()
     }
     #[cfg(not(feature = "gpu"))]
     {
@@ -343,7 +343,7 @@ pub fn ptx_entries(ptx: &str) -> usize {
 /// `arch`. Returns the report text and whether every module compiled
 /// (true when there is nothing to compile with). With `ptx_dir`, each
 /// module's PTX is also written there as `MODULE.ptx`, for `ptxas -v`
-/// (scripts/ptxas-check.sh: registers, spills, shared memory).
+/// (scripts/check/ptxas.sh: registers, spills, shared memory).
 pub fn info(
     arch: &'static str,
     ptx_dir: Option<&std::path::Path>,
@@ -352,7 +352,7 @@ pub fn info(
     let mut out = String::new();
     let p = probe();
     #[cfg(feature = "gpu")]
-    device::describe(&p, &mut out);
+    context::describe(&p, &mut out);
     if let Some(why) = p.why_not() {
         let _ = writeln!(out, "gpu: none: {why}");
     }

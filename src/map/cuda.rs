@@ -20,7 +20,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::fm::{Interval, Ssa};
-use crate::gpu::device::{Gpu, grid};
+use crate::gpu::context::{Gpu, grid};
 use crate::index::Index;
 use crate::search::{BiIndex, Found, SeedEngine};
 

@@ -41,7 +41,7 @@ use super::steps::{
     Backend, Chars, CoverSample, Elem, Iota, Order, RankLayout, SegSortReport, Word, bits_for,
 };
 use crate::error::{Error, Result};
-use crate::gpu::device::{Gpu, THREADS, grid};
+use crate::gpu::context::{Gpu, THREADS, grid};
 
 /// A device buffer of `len` elements (at least one is allocated: CUDA
 /// refuses empty allocations), counted by its backend's [`Meter`] while it

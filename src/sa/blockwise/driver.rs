@@ -6,7 +6,7 @@ use rayon::prelude::*;
 
 use super::buckets::{Buckets, key, key_at, levels, sort_buckets};
 use super::sample::DcSample;
-use super::{At, PartSorter, Summary};
+use super::{At, PartSorter, PartsSummary};
 use crate::dna::PackedText;
 use crate::error::{Error, Result};
 use crate::sa::Pos;
@@ -127,7 +127,7 @@ impl<'s, P: Pos> Blockwise<'s, P> {
         self,
         text: &PackedText,
         emit: &mut dyn FnMut(&[P], At) -> Result<()>,
-    ) -> Result<Summary> {
+    ) -> Result<PartsSummary> {
         let Blockwise {
             v,
             max_part,
@@ -157,10 +157,10 @@ impl<'s, P: Pos> Blockwise<'s, P> {
             }
             None => DcSample::new(text, v)?,
         };
-        let mut summary = Summary {
+        let mut summary = PartsSummary {
             sample_bytes: sample.bytes(),
             sample_seconds: t.elapsed().as_secs_f64(),
-            ..Summary::default()
+            ..PartsSummary::default()
         };
         if n == 0 {
             return Ok(summary);
@@ -313,7 +313,7 @@ fn sorted_part<P: Pos>(
     text: &PackedText,
     range: &Range,
     sorter: Option<&mut (dyn PartSorter<P> + '_)>,
-    summary: &mut Summary,
+    summary: &mut PartsSummary,
 ) -> Result<Vec<P>> {
     let n = text.len();
     let t = std::time::Instant::now();

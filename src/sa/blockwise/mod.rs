@@ -66,7 +66,7 @@ pub use sample::{DcSample, sample_bytes};
 
 /// How a blockwise sort went, for the log.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Summary {
+pub struct PartsSummary {
     /// Parts emitted.
     pub parts: usize,
     /// Bytes of the sample ranks.

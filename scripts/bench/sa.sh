@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-sa.sh: the suffix-array algorithms of `fmalign index --sa` side by side
+# scripts/bench/sa.sh: the suffix-array algorithms of `fmalign index --sa` side by side
 # (libsais, hybrid, skew, ls) on three genomes, on the same machine in one run.
 #
 # Genomes (labels used in every file name):
@@ -9,7 +9,7 @@
 #            into WORK/genomes/chr20.fa). With CHR20_LEN set (and with --quick),
 #            a slice of CHR20_LEN FASTA characters from CHR20_OFFSET instead.
 #   at-rich  synthetic AT-rich genome (~80% A+T, microsatellites, tandem and
-#            interspersed repeats; scripts/make-test-genomes.py at-rich, seed 1).
+#            interspersed repeats; scripts/data/make-test-genomes.py at-rich, seed 1).
 #   all-a    AAAA...A: the worst case of prefix doubling.
 #   pfal     Plasmodium falciparum (14 chromosomes MAL1-MAL14, 23.3 Mbp, 80.6% A+T):
 #            a real AT-rich genome, the malaria parasite. Read from PFAL (default
@@ -26,18 +26,18 @@
 # stage, and the stage's time divided by libsais' on the same genome. The
 # --stats rounds go to WORK/rounds-G-ALGO.tsv (header line plus one `sa` line
 # per round; header only for libsais; the rounds done so far for a run that
-# timed out) for scripts/plot-sa-rounds.py. Every .fmi is compared byte for
+# timed out) for scripts/plot/sa-rounds.py. Every .fmi is compared byte for
 # byte (cmp) with libsais' (or, without libsais, the first algorithm's);
 # every algorithm must give the same index.
 #
 # Genomes are made once in WORK/genomes and reused (remade when
-# scripts/make-test-genomes.py is newer).
+# scripts/data/make-test-genomes.py is newer).
 # Outputs in WORK: report.txt (everything printed), summary.md (the table),
 # results.tsv (one machine-readable line per run), rounds-*.tsv, logs/G-ALGO.log
 # (fmalign's stderr) and logs/G-ALGO.time. Index files are deleted after the
 # comparison unless KEEP_FMI=1.
 #
-# Usage: scripts/bench-sa.sh [--quick] [--work DIR]
+# Usage: scripts/bench/sa.sh [--quick] [--work DIR]
 #   --quick   smoke test in well under a minute: a 4 Mbp slice of chr20, 2 Mbp
 #             AT-rich, 500 kbp all-A, TIMEOUT 120; WORK defaults to bench-out/sa-quick.
 # Environment:
@@ -66,7 +66,6 @@
 # Needs: /usr/bin/time (package time), timeout, cmp, awk, python3.
 set -euo pipefail
 
-die() { echo "bench-sa: $*" >&2; exit 1; }
 
 QUICK=${QUICK:-0}
 while [[ $# -gt 0 ]]; do
@@ -80,10 +79,9 @@ while [[ $# -gt 0 ]]; do
     shift
 done
 
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 FMALIGN=${FMALIGN:-target/release/fmalign}
-DATA=${FMALIGN_DATA:-../shared/data}
 THREADS=${THREADS:-2}
 ALGOS=${ALGOS:-libsais hybrid skew ls}
 GENOMES=${GENOMES:-chr20 at-rich all-a}
@@ -183,25 +181,25 @@ EOF
             echo "$out" ;;
         at-rich)
             out=$WORK/genomes/at-rich-$AT_LEN.fa
-            if [[ ! -s $out || scripts/make-test-genomes.py -nt $out ]]; then
+            if [[ ! -s $out || scripts/data/make-test-genomes.py -nt $out ]]; then
                 echo "   generating $out" >&2
-                python3 scripts/make-test-genomes.py at-rich "$AT_LEN" "$out.tmp" >&2
+                python3 scripts/data/make-test-genomes.py at-rich "$AT_LEN" "$out.tmp" >&2
                 mv "$out.tmp" "$out"
             fi
             echo "$out" ;;
         tandem)
             out=$WORK/genomes/tandem-$TANDEM_LEN.fa
-            if [[ ! -s $out || scripts/make-test-genomes.py -nt $out ]]; then
+            if [[ ! -s $out || scripts/data/make-test-genomes.py -nt $out ]]; then
                 echo "   generating $out" >&2
-                python3 scripts/make-test-genomes.py tandem "$TANDEM_LEN" "$out.tmp" >&2
+                python3 scripts/data/make-test-genomes.py tandem "$TANDEM_LEN" "$out.tmp" >&2
                 mv "$out.tmp" "$out"
             fi
             echo "$out" ;;
         all-a)
             out=$WORK/genomes/all-a-$ALLA_LEN.fa
-            if [[ ! -s $out || scripts/make-test-genomes.py -nt $out ]]; then
+            if [[ ! -s $out || scripts/data/make-test-genomes.py -nt $out ]]; then
                 echo "   generating $out" >&2
-                python3 scripts/make-test-genomes.py all-a "$ALLA_LEN" "$out.tmp" >&2
+                python3 scripts/data/make-test-genomes.py all-a "$ALLA_LEN" "$out.tmp" >&2
                 mv "$out.tmp" "$out"
             fi
             echo "$out" ;;
@@ -324,7 +322,7 @@ echo "== summary ($WORK/summary.md)"
 echo
 cat "$WORK/summary.md"
 echo
-echo "rounds: $WORK/rounds-*.tsv  (plot: scripts/plot-sa-rounds.py -o docs $WORK/rounds-*.tsv)"
+echo "rounds: $WORK/rounds-*.tsv  (plot: scripts/plot/sa-rounds.py -o docs $WORK/rounds-*.tsv)"
 if [[ $DIFFER == 1 ]]; then
     echo "!! some algorithms wrote a different index (see 'same .fmi')"
     exit 1

@@ -2,8 +2,8 @@
 """Plots `mpirun -np P fmalign index --distributed` runs as one SVG (no dependencies).
 
 For the prefix-doubling runs of 2026-11-21 (docs/data/dist, written by the
-bench-dist.sh of then); today's scripts/bench-dist.sh writes one line per
-algorithm and P, plotted by scripts/plot-dist-algorithms.py.
+bench-dist.sh of then); today's scripts/bench/dist.sh writes one line per
+algorithm and P, plotted by scripts/plot/dist-algorithms.py.
 
 Reads DATA_DIR/summary.tsv (header; np, wall_s, max_rss_mb,
 sent_bytes_per_base_per_rank, then the slowest rank's seconds per phase: scan,
@@ -21,8 +21,8 @@ panels sharing the x axis (number of ranks P):
          runs share 2 cores). The stack can end a little above the tick: each
          phase's slowest rank need not be the same rank.
 
-Usage: scripts/plot-dist.py [-o docs] [docs/data/dist]
-  e.g. scripts/plot-dist.py -o docs docs/data/dist
+Usage: scripts/plot/dist.py [-o docs] [docs/data/dist]
+  e.g. scripts/plot/dist.py -o docs docs/data/dist
 n defaults to human chr20 (59,505,520 bases); --bases changes it.
 """
 import argparse

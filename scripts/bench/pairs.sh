@@ -1,18 +1,17 @@
 #!/usr/bin/env bash
-# bench-pairs.sh: paired-end mapping beside bowtie and bwa aln/sampe, in one
+# scripts/bench/pairs.sh: paired-end mapping beside bowtie and bwa aln/sampe, in one
 # run: time and proper-pair rate (samtools flagstat) of
 #   fmalign map -t T -v 2 INDEX R1 R2
 #   bowtie -p T -v 2 -X 500 -S IDX -1 R1 -2 R2
 #   bwa aln -t T (each mate) + bwa sampe
 # on (1) 200k wgsim pairs of chr20 (100 bp mates, fragments 300 +- 30, 1%
 # errors) and (2) the real chrM pairs in test_data/ (ERR2438055).
-# Usage: scripts/bench-pairs.sh   (WORK=bench-out/pairs, THREADS=2, PAIRS=200000)
+# Usage: scripts/bench/pairs.sh   (WORK=bench-out/pairs, THREADS=2, PAIRS=200000)
 set -euo pipefail
 WORK=${WORK:-bench-out/pairs}
 THREADS=${THREADS:-2}
 PAIRS=${PAIRS:-200000}
 FMALIGN=${FMALIGN:-target/release/fmalign}
-DATA=${FMALIGN_DATA:-../shared/data}
 for t in bowtie bowtie-build bwa samtools wgsim /usr/bin/time; do
     command -v "$t" >/dev/null || { echo "bench-pairs: $t not found" >&2; exit 1; }
 done

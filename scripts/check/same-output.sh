@@ -1,18 +1,17 @@
 #!/usr/bin/env bash
-# check-same-output.sh OLD NEW: whether two fmalign binaries write the same
+# scripts/check/same-output.sh OLD NEW: whether two fmalign binaries write the same
 # bytes (SAM and BAM, @PG's version line aside) in every mapping mode, single
 # and paired, with the pipeline options, on the shared data (real chrM
 # pairs; E. coli) and wgsim sets (E. coli pairs; chr20 pairs when
 # CHR20=1). For refactors that must not change the output. Prints one line
 # per case and exits 1 if any differs.
 #
-#   scripts/check-same-output.sh /tmp/old/fmalign target/release/fmalign
-#   WORK=/tmp/same CHR20=1 scripts/check-same-output.sh OLD NEW
+#   scripts/check/same-output.sh /tmp/old/fmalign target/release/fmalign
+#   WORK=/tmp/same CHR20=1 scripts/check/same-output.sh OLD NEW
 set -euo pipefail
 OLD=$(readlink -f "$1")
 NEW=$(readlink -f "$2")
-cd "$(dirname "$0")/.."
-DATA=${DATA:-$PWD/../shared/data}
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 WORK=${WORK:-/tmp/check-same-output}
 mkdir -p "$WORK"
 cd "$WORK"

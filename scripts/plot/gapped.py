@@ -3,9 +3,9 @@
 tool, reads aligned correctly (y) against reads aligned wrongly (x, log scale),
 both cumulative from the highest MAPQ bucket down; one point per bucket
 (alneval's buckets are MAPQ / 10), the MAPQ >= 20 point marked. Up and to the
-left is better. scripts/bench-gapped.sh writes the .eval files.
+left is better. scripts/bench/gapped.sh writes the .eval files.
 
-Usage: scripts/plot-gapped.py OUT.svg TITLE NAME=FILE.eval [NAME=FILE.eval ...]
+Usage: scripts/plot/gapped.py OUT.svg TITLE NAME=FILE.eval [NAME=FILE.eval ...]
 No dependencies (writes the SVG by hand).
 """
 import math

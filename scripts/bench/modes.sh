@@ -1,17 +1,16 @@
 #!/usr/bin/env bash
-# bench-modes.sh OLD NEW: the mapping time of two fmalign binaries in every
+# scripts/bench/modes.sh OLD NEW: the mapping time of two fmalign binaries in every
 # mode, side by side in one run (each case run by OLD then NEW, twice; the
 # best of the two runs is kept), with NEW/OLD ratios; SAM and BAM. For
 # changes that must not cost speed. Reads: wgsim from chr20 (100 bp single
 # reads, 150 bp pairs), index load included, SAM/BAM to a file.
 #
-#   scripts/bench-modes.sh /tmp/old/fmalign target/release/fmalign
-#   N=200000 T=2 WORK=/tmp/bench-modes scripts/bench-modes.sh OLD NEW
+#   scripts/bench/modes.sh /tmp/old/fmalign target/release/fmalign
+#   N=200000 T=2 WORK=/tmp/bench-modes scripts/bench/modes.sh OLD NEW
 set -euo pipefail
 OLD=$(readlink -f "$1")
 NEW=$(readlink -f "$2")
-cd "$(dirname "$0")/.."
-DATA=${DATA:-$PWD/../shared/data}
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 WORK=${WORK:-/tmp/bench-modes}
 N=${N:-100000}
 T=${T:-2}

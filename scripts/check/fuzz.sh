@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fuzz.sh: coverage-guided fuzzing of fmalign's readers and formatter with
+# scripts/check/fuzz.sh: coverage-guided fuzzing of fmalign's readers and formatter with
 # cargo fuzz (libFuzzer; stable Rust: no sanitizer, `-s none`), one target
 # after the other, SECONDS each (default 60):
 #
@@ -12,10 +12,10 @@
 # The last libFuzzer status line per target (executions, coverage, corpus) is
 # printed at the end; logs in bench-out/fuzz/TARGET.log.
 #
-# Usage: scripts/fuzz.sh [TARGET...]      Environment: SECONDS_EACH (60)
+# Usage: scripts/check/fuzz.sh [TARGET...]      Environment: SECONDS_EACH (60)
 # Needs: cargo-fuzz (`cargo install cargo-fuzz`).
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 each=${SECONDS_EACH:-60}
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(fasta fastq index sam)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-sa-ratio.sh: the time target of issue 3 ("hybrid within 1.5x libsais'
+# scripts/bench/sa-ratio.sh: the time target of issue 3 ("hybrid within 1.5x libsais'
 # time on the CPU") measured so that one noisy run cannot decide it.
 #
 # For every FASTA given, REPEAT rounds; each round runs
@@ -12,18 +12,17 @@
 # median seconds of each algorithm. Both indexes of every round are compared
 # byte for byte (cmp): exit status 1 when they differ.
 #
-# Usage: scripts/bench-sa-ratio.sh [GENOME.fa ...]
+# Usage: scripts/bench/sa-ratio.sh [GENOME.fa ...]
 #   default genomes: bench-out/sa/genomes/pfal.fa (P. falciparum, the real
-#   AT-rich genome; GENOMES=pfal scripts/bench-sa.sh makes it),
+#   AT-rich genome; GENOMES=pfal scripts/bench/sa.sh makes it),
 #   bench-out/sa/genomes/at-rich-20000000.fa (synthetic) and bench-out/chr20.fa
-#   (made by scripts/bench-sa.sh and bench-peers.sh).
+#   (made by scripts/bench/sa.sh and bench-peers.sh).
 # Environment: FMALIGN (default target/release/fmalign), THREADS (2),
 #   ALGO (hybrid), REPEAT (7), WORK (bench-out/sa-ratio).
 # Needs: cmp, awk, sort.
 set -euo pipefail
 
-die() { echo "bench-sa-ratio: $*" >&2; exit 1; }
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 FMALIGN=${FMALIGN:-target/release/fmalign}
 THREADS=${THREADS:-2}

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plots scripts/bench-dist.sh's summary.tsv (every algorithm, every P) as one SVG.
+"""Plots scripts/bench/dist.sh's summary.tsv (every algorithm, every P) as one SVG.
 
 Two panels sharing the x axis (ranks P, on one machine's cores):
   left   bytes sent by all ranks over n (P - 1) / P, per algorithm (log scale),
@@ -7,7 +7,7 @@ Two panels sharing the x axis (ranks P, on one machine's cores):
   right  wall seconds per algorithm, with the single-process build's time
          (a dashed line) and 1.2x it (dotted).
 
-Usage: scripts/plot-dist-algorithms.py SUMMARY.tsv SINGLE_SECONDS OUT.svg [TITLE]
+Usage: scripts/plot/dist-algorithms.py SUMMARY.tsv SINGLE_SECONDS OUT.svg [TITLE]
 No dependencies (writes the SVG by hand).
 """
 import math

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Plots `fmalign index --stats` rounds as SVG, one file per algorithm (no dependencies).
 
-Reads the rounds TSV files that scripts/bench-sa.sh saves (WORK/rounds-GENOME-ALGO.tsv:
+Reads the rounds TSV files that scripts/bench/sa.sh saves (WORK/rounds-GENOME-ALGO.tsv:
 the `#sa` header and one `sa` line per round, see `Round` in src/sa/mod.rs) and
 writes OUT_DIR/sa-rounds-ALGO.svg for every algorithm found (hybrid, skew, ls;
 libsais has no rounds). Each SVG has two panels sharing the x axis:
@@ -19,8 +19,8 @@ libsais has no rounds). Each SVG has two panels sharing the x axis:
 A run that was stopped (timeout) ends in a cross. When WORK/results.tsv (from
 bench-sa.sh) lies next to a rounds file, the legend gives the genome's size.
 
-Usage: scripts/plot-sa-rounds.py [-o OUT_DIR] [LABEL=]ROUNDS.tsv ...
-  e.g. scripts/plot-sa-rounds.py -o docs bench-out/sa/rounds-*.tsv
+Usage: scripts/plot/sa-rounds.py [-o OUT_DIR] [LABEL=]ROUNDS.tsv ...
+  e.g. scripts/plot/sa-rounds.py -o docs bench-out/sa/rounds-*.tsv
 The genome label is taken from the file name (rounds-GENOME-ALGO.tsv) unless
 given as LABEL=path.
 """

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Plots resident memory against time from scripts/rss-trace.py traces as an
+"""Plots resident memory against time from scripts/bench/rss-trace.py traces as an
 SVG (no dependencies): one line per trace, labelled.
 
-Usage: scripts/plot-rss.py TITLE LABEL=TRACE.tsv [LABEL=TRACE.tsv ...] > OUT.svg
+Usage: scripts/plot/rss.py TITLE LABEL=TRACE.tsv [LABEL=TRACE.tsv ...] > OUT.svg
 """
 import sys
 

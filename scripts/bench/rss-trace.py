@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs a command and samples its resident size (VmRSS, /proc) every 0.1 s.
 
-Usage: scripts/rss-trace.py TRACE.tsv CMD [ARGS...]
+Usage: scripts/bench/rss-trace.py TRACE.tsv CMD [ARGS...]
 Writes "seconds<TAB>rss_bytes" lines to TRACE.tsv; prints
 "wall_s peak_rss_bytes" (peak: the kernel's VmHWM, read at each sample, so
 it includes peaks between samples) to stderr; exits with the command's status.

@@ -50,11 +50,11 @@ splitmix64 generator, not Python's `random`; only integer and exact float
 arithmetic, no libm). Lines are 60 bases, one contig.
 
 Usage:
-  scripts/make-test-genomes.py all-a   LENGTH OUT.fa
-  scripts/make-test-genomes.py fib     LENGTH OUT.fa
-  scripts/make-test-genomes.py tandem  LENGTH OUT.fa [--unit N] [--seed N]
-  scripts/make-test-genomes.py at-rich LENGTH OUT.fa [--seed N] [--at FRACTION]
-  scripts/make-test-genomes.py satellite LENGTH OUT.fa [--array N] [--hor N] [--div F]
+  scripts/data/make-test-genomes.py all-a   LENGTH OUT.fa
+  scripts/data/make-test-genomes.py fib     LENGTH OUT.fa
+  scripts/data/make-test-genomes.py tandem  LENGTH OUT.fa [--unit N] [--seed N]
+  scripts/data/make-test-genomes.py at-rich LENGTH OUT.fa [--seed N] [--at FRACTION]
+  scripts/data/make-test-genomes.py satellite LENGTH OUT.fa [--array N] [--hor N] [--div F]
                                          [--exact F] [--seed N]
 LENGTH takes a k, M or G suffix (20M = 20,000,000). OUT.fa may be - for stdout.
 A summary (length, A+T fraction, share of each feature) goes to stderr.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-dist.sh: `mpirun -np P fmalign index --distributed` beside the
+# scripts/bench/dist.sh: `mpirun -np P fmalign index --distributed` beside the
 # single-process `fmalign index`, in one run on this machine, for each
 # algorithm in ALGS and each P in NPS:
 #
@@ -18,14 +18,14 @@
 # Outputs in WORK: summary.tsv (one line per run), phases.tsv (algorithm,
 # P, rank, phase, seconds, bytes sent), the logs.
 #
-# Usage: scripts/bench-dist.sh [REF.fa]
+# Usage: scripts/bench/dist.sh [REF.fa]
 # Environment: FMALIGN (default target/release/fmalign, built with
 # --features mpi), WORK (default bench-out/dist), NPS (default "1 2 4 8"),
 # ALGS (default "parts doubling"), THREADS (default 2), MPIRUN_ARGS (extra
 # mpirun options; --oversubscribe --bind-to none are always given).
 # Needs: OpenMPI (mpirun), /usr/bin/time, cmp, awk.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 FMALIGN=${FMALIGN:-target/release/fmalign}
 WORK=${WORK:-bench-out/dist}
@@ -35,7 +35,7 @@ THREADS=${THREADS:-2}
 REF=${1:-bench-out/chr20.fa}
 if [[ ! -e $REF ]]; then
     mkdir -p "$(dirname "$REF")"
-    gzip -dc "${FMALIGN_DATA:-../shared/data}/human_GRCh37_chr20.fa.gz" >"$REF"
+    gzip -dc "$DATA/human_GRCh37_chr20.fa.gz" >"$REF"
 fi
 mkdir -p "$WORK"
 # As root in a container: allow it; loopback and shared memory only.

@@ -9,11 +9,11 @@
 # on its own index (5 reads, under a time limit). Then chr20 is not slower:
 # set CHR20=1 to map 1M reads of chr20 with -v 0 and -v 2 by both binaries.
 #
-#   scripts/bench-locate.sh            # fmalign, peers where installed
-#   OLD=/path/fmalign scripts/bench-locate.sh
+#   scripts/bench/locate.sh            # fmalign, peers where installed
+#   OLD=/path/fmalign scripts/bench/locate.sh
 # Output in bench-out/locate/ (git-ignored); one run at a time on 2 cores.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 out=bench-out/locate
 mkdir -p "$out"
 fm=${FMALIGN:-target/release/fmalign}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-stream.sh: `fmalign map` memory against input size: 1, 3 and 10 million
+# scripts/bench/stream.sh: `fmalign map` memory against input size: 1, 3 and 10 million
 # 100 bp reads streamed through stdin (the 200k wgsim reads of
 # bench-mismatch.sh, repeated; names repeat, which map does not mind), peak
 # RSS by /usr/bin/time, SAM to /dev/null:
@@ -8,11 +8,11 @@
 #
 # Flat memory = the same peak RSS for every input size (the index, one batch
 # in flight per thread, the output buffer).
-# Usage: scripts/bench-stream.sh     Environment: FMALIGN, INDEX (default
+# Usage: scripts/bench/stream.sh     Environment: FMALIGN, INDEX (default
 # bench-out/mm/chr20.fmi), READS (default bench-out/mm/r1.fq, 200,000 reads),
 # THREADS (2), COUNTS (millions of reads, default "1 3 10"), ARGS (extra map options).
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 FMALIGN=${FMALIGN:-target/release/fmalign}
 INDEX=${INDEX:-bench-out/mm/chr20.fmi}
 READS=${READS:-bench-out/mm/r1.fq}

@@ -8,16 +8,15 @@
 # and properly paired by samtools flagstat. Prints a table and the ratios
 # the issue sets targets on. Index builds are not timed.
 #
-#   scripts/bench-gapped.sh                      # chr20, 100k pairs, 2 threads
-#   REF=x.fa N=20000 T=4 scripts/bench-gapped.sh
+#   scripts/bench/gapped.sh                      # chr20, 100k pairs, 2 threads
+#   REF=x.fa N=20000 T=4 scripts/bench/gapped.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 REF=${REF:-/tmp/chr20.fa}
 N=${N:-100000}
 T=${T:-2}
 OUT=${OUT:-/tmp/bench-gapped}
 FMALIGN=${FMALIGN:-$PWD/target/release/fmalign}
-DATA=${DATA:-$PWD/../shared/data}
 mkdir -p "$OUT"
 cd "$OUT"
 [ -e ref.fa ] || ln -s "$(readlink -f "$REF")" ref.fa

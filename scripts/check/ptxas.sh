@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ptxas-check.sh: the static check of the kernels that needs no GPU.
+# scripts/check/ptxas.sh: the static check of the kernels that needs no GPU.
 #
 # `fmalign gpu-info --ptx-dir` writes the PTX NVRTC makes of every module of
 # gpu/; ptxas (the assembler the driver's JIT runs; from PyPI's
@@ -9,7 +9,7 @@
 # sm_90 SM with the 256-thread blocks every launch uses (gpu/prelude.cu
 # THREADS). It fails when a module does not assemble or a kernel spills.
 #
-# Usage: scripts/ptxas-check.sh [OUT.tsv]
+# Usage: scripts/check/ptxas.sh [OUT.tsv]
 # Environment: FMALIGN (default target/debug/fmalign), ARCH (sm_90),
 #   PTXAS (default: the nvidia-cuda-nvcc==13.0.88 wheel, installed under
 #   ~/.cache/fmalign-ci when missing), and NVRTC on LD_LIBRARY_PATH (as in
@@ -19,7 +19,7 @@
 #   ptxas: 95 kernels assemble for sm_90; 0 spill; registers at most 63; ...
 set -euo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 FMALIGN=${FMALIGN:-target/debug/fmalign}
 ARCH=${ARCH:-sm_90}
 out=${1:-$(mktemp)}

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Plots the output of scripts/bench-sa-sample.sh as an SVG (no dependencies).
+"""Plots the output of scripts/bench/sa-sample.sh as an SVG (no dependencies).
 
-Usage: scripts/bench-sa-sample.sh > docs/data/sa-sample-chr20.txt
-       scripts/plot-sa-sample.py docs/data/sa-sample-chr20.txt > docs/sa-sample.svg
+Usage: scripts/bench/sa-sample.sh > docs/data/sa-sample-chr20.txt
+       scripts/plot/sa-sample.py docs/data/sa-sample-chr20.txt > docs/sa-sample.svg
 """
 import math
 import sys

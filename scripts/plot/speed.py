@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Plots scripts/bench-speed.sh's results as one SVG: a panel per read set
+"""Plots scripts/bench/speed.sh's results as one SVG: a panel per read set
 (150 bp pairs, 100 bp reads, 250 bp pairs), each tool a point at its wall
 seconds (x) and its reads aligned correctly at MAPQ >= 20 (y), labelled with
 its name and the reads it aligned wrongly at MAPQ >= 20. Left and up is
 better.
 
-Usage: scripts/plot-speed.py results.tsv OUT.svg THREADS
+Usage: scripts/plot/speed.py results.tsv OUT.svg THREADS
 No dependencies (writes the SVG by hand).
 """
 import sys

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-gapped-peers.sh [FMALIGN [OLD]]: fmalign's gapped modes (the default
+# scripts/bench/gapped-peers.sh [FMALIGN [OLD]]: fmalign's gapped modes (the default
 # --local and --end-to-end; OLD's too when given) beside strobealign, bwa mem
 # and minimap2 -x sr, in one run on the same reads: bench-modes.sh's wgsim
 # pairs of 150 bases from chr20 (WORK/p1.fq, p2.fq), T threads, index load
@@ -9,13 +9,12 @@
 # untimed (strobealign's WORK/chr20.fa.r150.sti, bwa's WORK/chr20.fa.*,
 # minimap2's WORK/chr20.mmi).
 #
-#   scripts/bench-gapped-peers.sh target/release/fmalign /tmp/old/fmalign
-#   WORK=/tmp/bench-modes T=2 PEERS=../shared/peers/bin scripts/bench-gapped-peers.sh
+#   scripts/bench/gapped-peers.sh target/release/fmalign /tmp/old/fmalign
+#   WORK=/tmp/bench-modes T=2 PEERS=../shared/peers/bin scripts/bench/gapped-peers.sh
 set -euo pipefail
 FM=$(readlink -f "${1:-target/release/fmalign}")
 OLD=${2:+$(readlink -f "$2")}
-cd "$(dirname "$0")/.."
-DATA=${DATA:-$PWD/../shared/data}
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 PEERS=$(readlink -f "${PEERS:-../shared/peers/bin}")
 WORK=${WORK:-/tmp/bench-modes}
 N=${N:-100000}

@@ -2,12 +2,11 @@
 # Chooses the default --sa-sample: index size against locate speed on chr20.
 # For each rate K: build the index, then time `fmalign map -a` on 300k 100 bp
 # reads (about one hit per read) and on 100k 25 bp reads (many hits, locate
-# dominates). Usage: scripts/bench-sa-sample.sh [WORK_DIR]
+# dominates). Usage: scripts/bench/sa-sample.sh [WORK_DIR]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 WORK=${1:-bench-out}
 FMALIGN=${FMALIGN:-target/release/fmalign}
-DATA=${FMALIGN_DATA:-../shared/data}
 THREADS=${THREADS:-2}
 mkdir -p "$WORK"
 [ -x "$FMALIGN" ] || cargo build --release

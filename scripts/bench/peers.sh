@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-peers.sh: benchmark fmalign side by side with its peers (bwa, bowtie 1)
+# scripts/bench/peers.sh: benchmark fmalign side by side with its peers (bwa, bowtie 1)
 # in one run, on the same machine, the same reference and the same reads.
 #
 # What it measures (everything with 2 threads unless THREADS says otherwise):
@@ -25,7 +25,7 @@
 # Reference: human GRCh37 chr20 (63 Mb) and 300,000 reads by default; with
 # `--quick` (or QUICK=1) E. coli K-12 (4.6 Mb) and 30,000 reads, a smoke test.
 #
-# Usage: scripts/bench-peers.sh [--quick] [--work DIR]
+# Usage: scripts/bench/peers.sh [--quick] [--work DIR]
 # Environment:
 #   FMALIGN       fmalign binary (default target/release/fmalign; built with
 #                 `cargo build --release` when that default is missing)
@@ -40,7 +40,6 @@
 # (package time), awk, comm, sort.
 set -euo pipefail
 
-die() { echo "bench-peers: $*" >&2; exit 1; }
 
 QUICK=${QUICK:-0}
 while [[ $# -gt 0 ]]; do
@@ -54,10 +53,9 @@ while [[ $# -gt 0 ]]; do
     shift
 done
 
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 FMALIGN=${FMALIGN:-target/release/fmalign}
-DATA=${FMALIGN_DATA:-../shared/data}
 WORK=${WORK:-bench-out}
 THREADS=${THREADS:-2}
 SKIP_FMALIGN=${SKIP_FMALIGN:-0}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-mismatch.sh: fmalign map -v 2 beside bowtie 1 (-v 2) and bwa aln, in
+# scripts/bench/mismatch.sh: fmalign map -v 2 beside bowtie 1 (-v 2) and bwa aln, in
 # one run, on the same reads:
 #
 #   1. Reads: wgsim, single end, 100 bp, 1% sequencing error, no mutations:
@@ -18,7 +18,7 @@
 # Indexes are built when missing (fmalign index, bowtie-build, bwa index) and
 # their build times are not part of this benchmark.
 #
-# Usage: scripts/bench-mismatch.sh [--quick]
+# Usage: scripts/bench/mismatch.sh [--quick]
 # Environment: FMALIGN (default target/release/fmalign), FMALIGN_DATA
 # (default ../shared/data), WORK (default bench-out/mismatch), THREADS (2),
 # READS (200000; 20000 with --quick, which also uses E. coli).
@@ -26,13 +26,11 @@
 # samtools), samtools, /usr/bin/time.
 set -euo pipefail
 
-die() { echo "bench-mismatch: $*" >&2; exit 1; }
 QUICK=${QUICK:-0}
 [[ ${1:-} == --quick ]] && QUICK=1
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 FMALIGN=${FMALIGN:-target/release/fmalign}
-DATA=${FMALIGN_DATA:-../shared/data}
 WORK=${WORK:-bench-out/mismatch}
 THREADS=${THREADS:-2}
 if [[ $QUICK == 1 ]]; then

@@ -17,22 +17,21 @@
 # (same contig and strand, unclipped 5' end within 10 bases); bowtie2 there
 # too, beside --end-to-end.
 #
-#   scripts/bench-speed.sh                       # chr20, 50k pairs, 2 threads
-#   REF=x.fa N=20000 T=2 OUT=/tmp/x scripts/bench-speed.sh
-#   TOOLS="fmalign-local strobealign" scripts/bench-speed.sh   # a subset
+#   scripts/bench/speed.sh                       # chr20, 50k pairs, 2 threads
+#   REF=x.fa N=20000 T=2 OUT=/tmp/x scripts/bench/speed.sh
+#   TOOLS="fmalign-local strobealign" scripts/bench/speed.sh   # a subset
 #
 # Writes OUT/results.tsv (set, tool, threads, seconds, peak KB, reads,
-# correct, wrong) and OUT/speed.svg (scripts/plot-speed.py), prints the
+# correct, wrong) and OUT/speed.svg (scripts/plot/speed.py), prints the
 # tables and each fmalign run's ratio to strobealign and bwa mem.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 ROOT=$PWD
 REF=${REF:-/tmp/bench-modes/chr20.fa}
 N=${N:-50000}
 T=${T:-2}
 OUT=${OUT:-/tmp/bench-speed}
 FMALIGN=$(readlink -f "${FMALIGN:-$ROOT/target/release/fmalign}")
-DATA=${DATA:-$ROOT/../shared/data}
 PEERS=${PEERS:-$ROOT/../shared/peers/bin}
 TOOLS=${TOOLS:-fmalign-local fmalign-end-to-end strobealign minimap2 bwa-mem bwa-mem2}
 mkdir -p "$OUT"
@@ -192,5 +191,5 @@ for r in rows:
                 if k in got and got[k][0] == v[0] and got[k][1] == v[1] and abs(got[k][2] - v[2]) <= 10)
     print(f"  {r[1]:20} {agree:,} ({100 * agree / len(confident):.2f}%), {float(r[3]):.2f} s")
 EOF
-python3 "$ROOT/scripts/plot-speed.py" results.tsv speed.svg "$T" || true
+python3 "$ROOT/scripts/plot/speed.py" results.tsv speed.svg "$T" || true
 echo "results: $OUT/results.tsv, plot: $OUT/speed.svg"
