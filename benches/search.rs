@@ -48,7 +48,7 @@ fn main() {
             .collect();
         fa.extend_from_slice(&seq);
         fa.push(b'\n');
-        let r = fmalign::reference::read_fasta_from(&fa[..], Path::new("random")).expect("fasta");
+        let r = fmalign::scan::read_fasta_from(&fa[..], Path::new("random")).expect("fasta");
         let index = build_in_memory(r, &IndexConfig::default()).expect("index");
         let reads = (0..100_000)
             .map(|_| {

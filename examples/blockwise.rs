@@ -40,7 +40,7 @@ fn main() -> fmalign::Result<()> {
         eprintln!("usage: blockwise FASTA [V [PART [THREADS [cpu|steps]]]]");
         std::process::exit(2);
     };
-    let reference = fmalign::reference::read_fasta(&PathBuf::from(fasta))?;
+    let reference = fmalign::scan::read_fasta(&PathBuf::from(fasta))?;
     let text = fmalign::dna::PackedText::from_codes(&reference.text);
     drop(reference);
     let n = text.len();

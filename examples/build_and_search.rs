@@ -6,7 +6,7 @@ use std::path::Path;
 
 use fmalign::index::{IndexConfig, build_in_memory};
 use fmalign::map::exact_hits;
-use fmalign::reference::read_fasta_from;
+use fmalign::scan::read_fasta_from;
 
 fn main() -> fmalign::Result<()> {
     let fasta = b">chr1\nACGTTGCANNNNACGTTGCA\n>chr2\nTGCAACGT\n";

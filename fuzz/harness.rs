@@ -10,7 +10,7 @@ use std::path::Path;
 
 /// FASTA reader: errors are fine; a parsed reference must be consistent.
 pub fn fasta(data: &[u8]) -> bool {
-    let Ok(r) = fmalign::reference::read_fasta_from(Cursor::new(data.to_vec()), Path::new("f.fa"))
+    let Ok(r) = fmalign::scan::read_fasta_from(Cursor::new(data.to_vec()), Path::new("f.fa"))
     else {
         return false;
     };
@@ -154,7 +154,7 @@ pub fn sam(data: &[u8]) -> bool {
         b"\n>c2\nNNACGT\n".to_vec(),
     ]
     .concat();
-    let r = fmalign::reference::read_fasta_from(Cursor::new(fa), Path::new("ref.fa")).unwrap();
+    let r = fmalign::scan::read_fasta_from(Cursor::new(fa), Path::new("ref.fa")).unwrap();
     let mut out = header(&r.layout, "fmalign map ref.fa r.fq").unwrap();
     let bam_header = noodles_sam::io::Reader::new(&out[..])
         .read_header()

@@ -99,7 +99,7 @@ fn fill(
 mod tests {
     use super::*;
     use crate::index::{IndexConfig, build_in_memory};
-    use crate::reference::read_fasta_from;
+    use crate::scan::read_fasta_from;
     use std::path::Path;
 
     #[test]

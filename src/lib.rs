@@ -124,8 +124,9 @@ pub use index::{BuildReport, Index, IndexConfig, build_in_memory, build_index};
 pub use map::{MapConfig, MapStats, Mapped, Mapper, OutputFormat, OwnedRecord, PairConfig, Report};
 pub use pair::Orientation;
 pub use read::ReadView;
-pub use reference::{Reference, read_fasta};
+pub use reference::Reference;
 pub use sam::ReadGroup;
+pub use scan::read_fasta;
 
 /// A rayon pool of `threads` workers (at least 1): every parallel stage runs
 /// inside one, so `-t` bounds the whole command.

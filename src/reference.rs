@@ -8,19 +8,13 @@
 //! two runs of unambiguous bases ("segments"), and the `segments` module
 //! (the layer above this one) filters those out.
 //!
-//! The text is a `Vec<u8>` of codes by default ([`read_fasta`]); the build
-//! that must fit a memory limit reads it 2 bits per base into a
-//! [`PackedText`] instead ([`read_fasta_packed`]): the same parser, the same
-//! layout, warnings and errors (the parser is generic over [`Bases`]).
-
-use std::collections::HashMap;
-use std::io::Read;
-use std::path::Path;
-
-use md5::{Digest, Md5};
+//! The one FASTA parser is [`crate::scan`]'s, which streams (it never holds
+//! a record) into a `Vec<u8>` of codes ([`crate::scan::read_fasta`]) or 2
+//! bits per base ([`crate::scan::read_packed`]); this module holds what it
+//! produces and, in tests, needletail's parse of the same rules as its
+//! oracle ([`oracle`]).
 
 use crate::dna::PackedText;
-use crate::error::{Error, Result};
 
 /// One reference sequence.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,7 +50,7 @@ pub struct Layout {
 }
 
 /// A parsed reference; its text is one byte per base (`Vec<u8>`, the
-/// default) or 2 bits per base ([`PackedText`], [`read_fasta_packed`]).
+/// default) or 2 bits per base ([`PackedText`], [`crate::scan::read_packed`]).
 #[derive(Debug, Default)]
 pub struct Reference<T = Vec<u8>> {
     /// Contigs and holes.
@@ -150,157 +144,6 @@ pub(crate) static CLASS: [u8; 256] = {
     t
 };
 
-/// Reads a FASTA file (plain, gzip or BGZF) into a [`Reference`].
-pub fn read_fasta(path: &Path) -> Result<Reference> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    read_fasta_from(file, path)
-}
-
-/// Reads FASTA from any reader; `path` is used in messages only.
-pub fn read_fasta_from<'a, R: Read + Send + 'a>(reader: R, path: &Path) -> Result<Reference> {
-    read_into(reader, path, Vec::new())
-}
-
-/// Reads a FASTA file (plain, gzip or BGZF) with the text 2 bits per base:
-/// [`read_fasta`] in a quarter of the memory for the text.
-pub fn read_fasta_packed(path: &Path) -> Result<Reference<PackedText>> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    read_fasta_packed_from(file, path)
-}
-
-/// [`read_fasta_packed`] from any reader; `path` is used in messages only.
-pub fn read_fasta_packed_from<'a, R: Read + Send + 'a>(
-    reader: R,
-    path: &Path,
-) -> Result<Reference<PackedText>> {
-    // Not `PackedText::default()`: `with_capacity` keeps the zero word
-    // after the last base that `push` relies on.
-    read_into(reader, path, PackedText::with_capacity(0))
-}
-
-/// The parser behind both: appends the bases to `text` (empty).
-fn read_into<'a, R: Read + Send + 'a, T: Bases>(
-    reader: R,
-    path: &Path,
-    text: T,
-) -> Result<Reference<T>> {
-    let Some(input) = crate::input::decompressed(reader, path)? else {
-        return Err(Error::input(path, "empty file, or not a FASTA file"));
-    };
-    // A byte-order mark, blank and `;` lines before the first header, as
-    // the streamed scan skips them (`scan::scan`).
-    let mut input = std::io::BufReader::new(input);
-    let (_, skipped) = crate::input::skip_fasta_preamble(&mut input).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::InvalidData {
-            Error::input(path, e.to_string())
-        } else {
-            Error::input(path, fasta_parse_message_io(&e))
-        }
-    })?;
-    // Two extra line breaks turn a header with no sequence line at the very
-    // end into an empty record, which is skipped like the others (needletail
-    // reports it as truncated); they add no bases.
-    let input = input.chain(&b"\n\n"[..]);
-    let mut parser = needletail::parse_fastx_reader(input)
-        .map_err(|e| Error::input(path, fasta_parse_message(&e)))?;
-    let mut r = Reference {
-        layout: Layout::default(),
-        text,
-        warnings: crate::input::truncation_warning(path).into_iter().collect(),
-    };
-    let mut seen: HashMap<String, u64> = HashMap::new();
-    let mut line_buf = Vec::new();
-    while let Some(rec) = parser.next() {
-        // Lines are the file's: the parser's count less the preamble.
-        let rec = rec.map_err(|mut e| {
-            if e.position.line > 0 {
-                e.position.line += skipped;
-            }
-            Error::input(path, fasta_parse_message(&e))
-        })?;
-        let line = rec.start_line_number() + skipped;
-        if rec.format() != needletail::parser::Format::Fasta {
-            return Err(Error::input(path, "this is FASTQ, not FASTA"));
-        }
-        let name =
-            contig_name(rec.id()).map_err(|m| Error::input(path, format!("line {line}: {m}")))?;
-        let contig = r.layout.contigs.len() as u32;
-        let text_offset = r.text.len() as u64;
-        let mut md5 = Md5::new();
-        let mut pos = 0u64;
-        let mut hole_start: Option<u64> = None;
-        for (k, raw_line) in rec.raw_seq().split(|&b| b == b'\n').enumerate() {
-            line_buf.clear();
-            for &b in raw_line {
-                let class = CLASS[b as usize];
-                if class < AMBIGUOUS {
-                    if let Some(s) = hole_start.take() {
-                        r.layout.holes.push(Hole {
-                            contig,
-                            start: s,
-                            len: pos - s,
-                        });
-                    }
-                    r.text.push(class);
-                } else if class == AMBIGUOUS {
-                    hole_start.get_or_insert(pos);
-                } else if class == NEWLINE || b == b' ' || b == b'\t' {
-                    // Spaces and tabs (trailing ones in hand-edited files)
-                    // are not sequence: samtools faidx and dict skip them
-                    // too, and the SAM spec's M5 leaves them out.
-                    continue;
-                } else {
-                    return Err(Error::input(
-                        path,
-                        format!(
-                            "line {}: invalid character '{}' in sequence '{name}' (expected bases, IUPAC codes, X, - or .)",
-                            line + 1 + k as u64,
-                            char::from(b).escape_default()
-                        ),
-                    ));
-                }
-                line_buf.push(b.to_ascii_uppercase());
-                pos += 1;
-            }
-            md5.update(&line_buf);
-        }
-        if let Some(s) = hole_start {
-            r.layout.holes.push(Hole {
-                contig,
-                start: s,
-                len: pos - s,
-            });
-        }
-        if pos == 0 {
-            r.warnings.push(format!(
-                "{}: line {line}: skipping sequence '{name}' with no bases",
-                path.display()
-            ));
-            continue;
-        }
-        if let Some(first) = seen.insert(name.clone(), line) {
-            return Err(Error::input(
-                path,
-                format!("line {line}: duplicate sequence name '{name}' (first at line {first})"),
-            ));
-        }
-        r.layout.contigs.push(Contig {
-            name,
-            len: pos,
-            md5: md5.finalize().into(),
-            text_offset,
-        });
-    }
-    if r.layout.contigs.is_empty() {
-        return Err(Error::input(
-            path,
-            "no sequence with bases in this FASTA file",
-        ));
-    }
-    r.text.shrink_to_fit();
-    Ok(r)
-}
-
 /// The SAM rule: the header up to the first whitespace; must be a valid
 /// SAM reference name.
 pub(crate) fn contig_name(id: &[u8]) -> std::result::Result<String, String> {
@@ -341,35 +184,208 @@ pub(crate) fn contig_name(id: &[u8]) -> std::result::Result<String, String> {
     Ok(String::from_utf8_lossy(name).into_owned())
 }
 
-/// A read error of the reference, worded as for needletail's.
-fn fasta_parse_message_io(e: &std::io::Error) -> String {
-    format!("read error (truncated or damaged compressed file?): {e}")
-}
+/// The FASTA rules (SPEC §5.1) parsed by needletail, record by record: the
+/// independent oracle of the one parser in production
+/// ([`crate::scan::read_fasta`], which streams and never holds a record).
+#[cfg(test)]
+pub(crate) mod oracle {
+    use std::collections::HashMap;
+    use std::io::Read;
+    use std::path::Path;
 
-/// Turns needletail's error into a message with the line (and record).
-pub(crate) fn fasta_parse_message(e: &needletail::errors::ParseError) -> String {
-    use needletail::errors::ParseErrorKind as K;
-    match e.kind {
-        K::EmptyFile => "empty file, or not a FASTA file".into(),
-        K::UnknownFormat | K::InvalidStart => {
-            if e.position.line <= 1 {
-                "not a FASTA file (it does not start with a '>' header line)".into()
+    use md5::{Digest, Md5};
+
+    use super::{AMBIGUOUS, Bases, CLASS, Contig, Hole, Layout, NEWLINE, Reference, contig_name};
+    use crate::dna::PackedText;
+    use crate::error::{Error, Result};
+
+    /// Reads a FASTA file (plain, gzip or BGZF) into a [`Reference`].
+    pub fn read_fasta(path: &Path) -> Result<Reference> {
+        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        read_fasta_from(file, path)
+    }
+
+    /// Reads FASTA from any reader; `path` is used in messages only.
+    pub fn read_fasta_from<'a, R: Read + Send + 'a>(reader: R, path: &Path) -> Result<Reference> {
+        read_into(reader, path, Vec::new())
+    }
+
+    /// Reads a FASTA file (plain, gzip or BGZF) with the text 2 bits per base:
+    /// [`read_fasta`] in a quarter of the memory for the text.
+    pub fn read_fasta_packed(path: &Path) -> Result<Reference<PackedText>> {
+        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        read_fasta_packed_from(file, path)
+    }
+
+    /// [`read_fasta_packed`] from any reader; `path` is used in messages only.
+    pub fn read_fasta_packed_from<'a, R: Read + Send + 'a>(
+        reader: R,
+        path: &Path,
+    ) -> Result<Reference<PackedText>> {
+        // Not `PackedText::default()`: `with_capacity` keeps the zero word
+        // after the last base that `push` relies on.
+        read_into(reader, path, PackedText::with_capacity(0))
+    }
+
+    /// The parser behind both: appends the bases to `text` (empty).
+    fn read_into<'a, R: Read + Send + 'a, T: Bases>(
+        reader: R,
+        path: &Path,
+        text: T,
+    ) -> Result<Reference<T>> {
+        let Some(input) = crate::input::decompressed(reader, path)? else {
+            return Err(Error::input(path, "empty file, or not a FASTA file"));
+        };
+        // A byte-order mark, blank and `;` lines before the first header, as
+        // the streamed scan skips them (`scan::scan`).
+        let mut input = std::io::BufReader::new(input);
+        let (_, skipped) = crate::input::skip_fasta_preamble(&mut input).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::InvalidData {
+                Error::input(path, e.to_string())
             } else {
-                format!("{}: expected a '>' header line ({})", e.msg, e.position)
+                Error::input(path, fasta_parse_message_io(&e))
             }
+        })?;
+        // Two extra line breaks turn a header with no sequence line at the very
+        // end into an empty record, which is skipped like the others (needletail
+        // reports it as truncated); they add no bases.
+        let input = input.chain(&b"\n\n"[..]);
+        let mut parser = needletail::parse_fastx_reader(input)
+            .map_err(|e| Error::input(path, fasta_parse_message(&e)))?;
+        let mut r = Reference {
+            layout: Layout::default(),
+            text,
+            warnings: crate::input::truncation_warning(path).into_iter().collect(),
+        };
+        let mut seen: HashMap<String, u64> = HashMap::new();
+        let mut line_buf = Vec::new();
+        while let Some(rec) = parser.next() {
+            // Lines are the file's: the parser's count less the preamble.
+            let rec = rec.map_err(|mut e| {
+                if e.position.line > 0 {
+                    e.position.line += skipped;
+                }
+                Error::input(path, fasta_parse_message(&e))
+            })?;
+            let line = rec.start_line_number() + skipped;
+            if rec.format() != needletail::parser::Format::Fasta {
+                return Err(Error::input(path, "this is FASTQ, not FASTA"));
+            }
+            let name = contig_name(rec.id())
+                .map_err(|m| Error::input(path, format!("line {line}: {m}")))?;
+            let contig = r.layout.contigs.len() as u32;
+            let text_offset = r.text.len() as u64;
+            let mut md5 = Md5::new();
+            let mut pos = 0u64;
+            let mut hole_start: Option<u64> = None;
+            for (k, raw_line) in rec.raw_seq().split(|&b| b == b'\n').enumerate() {
+                line_buf.clear();
+                for &b in raw_line {
+                    let class = CLASS[b as usize];
+                    if class < AMBIGUOUS {
+                        if let Some(s) = hole_start.take() {
+                            r.layout.holes.push(Hole {
+                                contig,
+                                start: s,
+                                len: pos - s,
+                            });
+                        }
+                        r.text.push(class);
+                    } else if class == AMBIGUOUS {
+                        hole_start.get_or_insert(pos);
+                    } else if class == NEWLINE || b == b' ' || b == b'\t' {
+                        // Spaces and tabs (trailing ones in hand-edited files)
+                        // are not sequence: samtools faidx and dict skip them
+                        // too, and the SAM spec's M5 leaves them out.
+                        continue;
+                    } else {
+                        return Err(Error::input(
+                            path,
+                            format!(
+                                "line {}: invalid character '{}' in sequence '{name}' (expected bases, IUPAC codes, X, - or .)",
+                                line + 1 + k as u64,
+                                char::from(b).escape_default()
+                            ),
+                        ));
+                    }
+                    line_buf.push(b.to_ascii_uppercase());
+                    pos += 1;
+                }
+                md5.update(&line_buf);
+            }
+            if let Some(s) = hole_start {
+                r.layout.holes.push(Hole {
+                    contig,
+                    start: s,
+                    len: pos - s,
+                });
+            }
+            if pos == 0 {
+                r.warnings.push(format!(
+                    "{}: line {line}: skipping sequence '{name}' with no bases",
+                    path.display()
+                ));
+                continue;
+            }
+            if let Some(first) = seen.insert(name.clone(), line) {
+                return Err(Error::input(
+                    path,
+                    format!(
+                        "line {line}: duplicate sequence name '{name}' (first at line {first})"
+                    ),
+                ));
+            }
+            r.layout.contigs.push(Contig {
+                name,
+                len: pos,
+                md5: md5.finalize().into(),
+                text_offset,
+            });
         }
-        K::Io => format!(
-            "read error (truncated or damaged compressed file?): {}",
-            e.msg
-        ),
-        K::UnexpectedEnd => format!("unexpected end of file ({})", e.position),
-        _ => format!("{} ({})", e.msg, e.position),
+        if r.layout.contigs.is_empty() {
+            return Err(Error::input(
+                path,
+                "no sequence with bases in this FASTA file",
+            ));
+        }
+        r.text.shrink_to_fit();
+        Ok(r)
+    }
+
+    /// A read error of the reference, worded as for needletail's.
+    fn fasta_parse_message_io(e: &std::io::Error) -> String {
+        format!("read error (truncated or damaged compressed file?): {e}")
+    }
+
+    /// Turns needletail's error into a message with the line (and record).
+    pub(crate) fn fasta_parse_message(e: &needletail::errors::ParseError) -> String {
+        use needletail::errors::ParseErrorKind as K;
+        match e.kind {
+            K::EmptyFile => "empty file, or not a FASTA file".into(),
+            K::UnknownFormat | K::InvalidStart => {
+                if e.position.line <= 1 {
+                    "not a FASTA file (it does not start with a '>' header line)".into()
+                } else {
+                    format!("{}: expected a '>' header line ({})", e.msg, e.position)
+                }
+            }
+            K::Io => format!(
+                "read error (truncated or damaged compressed file?): {}",
+                e.msg
+            ),
+            K::UnexpectedEnd => format!("unexpected end of file ({})", e.position),
+            _ => format!("{} ({})", e.msg, e.position),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Result;
+    use crate::scan::{read_fasta, read_fasta_from};
+    use md5::{Digest, Md5};
+    use std::path::Path;
 
     fn parse(s: &str) -> Result<Reference> {
         read_fasta_from(s.as_bytes(), Path::new("t.fa"))
@@ -479,7 +495,7 @@ mod tests {
         let what = String::from_utf8_lossy(&data[..data.len().min(200)]).into_owned();
         match (
             read_fasta_from(data, path),
-            read_fasta_packed_from(data, path),
+            oracle::read_fasta_packed_from(data, path),
         ) {
             (Ok(b), Ok(p)) => assert_same(&b, p, &what),
             (Err(e), Err(f)) => assert_eq!(f.to_string(), e.to_string(), "{what}"),
@@ -505,11 +521,11 @@ mod tests {
             let path = dir.join(name);
             let bytes = read_fasta(&path).unwrap();
             assert!(!bytes.text.is_empty(), "{name}");
-            assert_same(&bytes, read_fasta_packed(&path).unwrap(), name);
+            assert_same(&bytes, oracle::read_fasta_packed(&path).unwrap(), name);
         }
         let missing = dir.join("no such file.fa");
         assert_eq!(
-            read_fasta_packed(&missing).unwrap_err().to_string(),
+            oracle::read_fasta_packed(&missing).unwrap_err().to_string(),
             read_fasta(&missing).unwrap_err().to_string()
         );
     }

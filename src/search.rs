@@ -809,7 +809,7 @@ mod tests {
     use super::*;
     use crate::dna::CODE;
     use crate::index::{IndexConfig, build_in_memory};
-    use crate::reference::read_fasta_from;
+    use crate::scan::read_fasta_from;
     use proptest::prelude::*;
     use std::path::Path;
 

@@ -271,7 +271,7 @@ pub fn chain(anchors: &mut [Anchor], max_span: u64) -> Vec<Chain> {
 mod tests {
     use super::*;
     use crate::index::{IndexConfig, build_in_memory};
-    use crate::reference::read_fasta_from;
+    use crate::scan::read_fasta_from;
 
     /// The index of one contig of `text` (codes 0..=3).
     fn index_of(text: &[u8]) -> crate::index::Index {

@@ -136,7 +136,8 @@ impl Segments {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reference::{Contig, Hole, read_fasta_from};
+    use crate::reference::{Contig, Hole};
+    use crate::scan::read_fasta_from;
     use std::path::Path;
 
     #[test]

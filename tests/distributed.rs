@@ -29,7 +29,7 @@ fn cfg(sa_sample: u32, wide: bool) -> IndexConfig {
 /// The single-process index of `fasta`.
 fn reference_index(fasta: &Path, cfg: &IndexConfig, dir: &Path) -> Vec<u8> {
     let out = dir.join("single.fmi");
-    let r = fmalign::reference::read_fasta(fasta).unwrap();
+    let r = fmalign::scan::read_fasta(fasta).unwrap();
     build_and_write(r, cfg, &out).unwrap();
     std::fs::read(&out).unwrap()
 }

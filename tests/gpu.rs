@@ -641,7 +641,7 @@ mod device {
                     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data")
                 })
                 .join(name);
-            if let Ok(r) = fmalign::reference::read_fasta(&path) {
+            if let Ok(r) = fmalign::scan::read_fasta(&path) {
                 t.push((name.into(), r.text));
             }
         }
@@ -662,8 +662,8 @@ mod device {
             fa.extend(text.iter().map(|&c| b"ACGT"[c as usize]));
             fa.push(b'\n');
             for wide in [false, true] {
-                let r = fmalign::reference::read_fasta_from(&fa[..], std::path::Path::new("t.fa"))
-                    .unwrap();
+                let r =
+                    fmalign::scan::read_fasta_from(&fa[..], std::path::Path::new("t.fa")).unwrap();
                 let cfg = IndexConfig {
                     threads: 2,
                     wide,
@@ -778,7 +778,7 @@ mod device {
         fa.extend_from_slice(&text);
         fa.push(b'\n');
         let reference =
-            fmalign::reference::read_fasta_from(&fa[..], std::path::Path::new("t.fa")).unwrap();
+            fmalign::scan::read_fasta_from(&fa[..], std::path::Path::new("t.fa")).unwrap();
         let index = build_in_memory(reference, &IndexConfig::default()).unwrap();
         let fm = index.fm();
         let dev = fmalign::map::cuda::DeviceIndex::upload(&index).unwrap();

@@ -1168,7 +1168,7 @@ proptest! {
     #[test]
     fn library_hits_match_oracle(fasta in small_reference(), seed in any::<u64>(), k in 0u8..=3) {
         let refs = parse_fasta(&fasta);
-        let reference = fmalign::reference::read_fasta_from(&fasta[..], Path::new("p.fa")).unwrap();
+        let reference = fmalign::scan::read_fasta_from(&fasta[..], Path::new("p.fa")).unwrap();
         let cfg = fmalign::index::IndexConfig { threads: 1, ..Default::default() };
         let index = fmalign::index::build_in_memory(reference, &cfg).unwrap();
         let mut rng = Rng::new(seed);

@@ -13,7 +13,7 @@ use std::path::Path;
 use common::{FqRead, OHit, RefSeq, Rng, lib_hits, oracle, run_ok};
 use fmalign::index::{Index, IndexConfig, build_in_memory};
 use fmalign::map::exact_hits;
-use fmalign::reference::read_fasta_from;
+use fmalign::scan::read_fasta_from;
 use md5::{Digest, Md5};
 use proptest::prelude::*;
 use proptest::sample::select;

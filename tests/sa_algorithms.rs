@@ -24,9 +24,10 @@ use std::path::{Path, PathBuf};
 use common::{Rng, run_ok};
 use fmalign::device::Device;
 use fmalign::index::{Index, IndexConfig, build_and_write, build_in_memory};
-use fmalign::reference::{Reference, read_fasta_from};
+use fmalign::reference::Reference;
 use fmalign::sa::hybrid::Tied;
 use fmalign::sa::{self, Round, SaAlgorithm};
+use fmalign::scan::read_fasta_from;
 use proptest::prelude::*;
 
 const PARALLEL: [SaAlgorithm; 3] = [SaAlgorithm::Hybrid, SaAlgorithm::Skew, SaAlgorithm::Ls];

@@ -32,7 +32,7 @@ use super::ungapped::Ungapped;
 /// // An index built in memory (`fmalign index` writes the same to a file;
 /// // `Index::open` maps it).
 /// let text = b">chr1\nGATTACAGGCTTACCGATCGGATCCATGGCAACGTTAGCCTAGGCATCGATCGGACTTAGCAT\n";
-/// let reference = fmalign::reference::read_fasta_from(&text[..], "ref.fa".as_ref())?;
+/// let reference = fmalign::scan::read_fasta_from(&text[..], "ref.fa".as_ref())?;
 /// let index = fmalign::index::build_in_memory(reference, &fmalign::IndexConfig::default())?;
 /// let cfg = MapConfig { threads: 1, ..MapConfig::default() }; // --local, bwa mem's scores
 /// let mapper = Mapper::new(Arc::new(index), cfg, PairConfig::default())?;

@@ -377,7 +377,7 @@ mod tests {
     use crate::fastq::ReadSource;
     use crate::fm::Interval;
     use crate::index::{IndexConfig, build_in_memory};
-    use crate::reference::read_fasta_from;
+    use crate::scan::read_fasta_from;
     use find::BatchSearch;
     use std::path::Path;
 

@@ -757,7 +757,7 @@ pub fn push_bam(out: &mut Vec<u8>, r: &Record<'_>, rg: Option<&[u8]>) -> io::Res
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reference::read_fasta_from;
+    use crate::scan::read_fasta_from;
     use std::path::Path;
 
     fn layout() -> Layout {
