@@ -19,7 +19,6 @@ use std::time::Instant;
 use fmalign_index_format::{SectionId, StreamWriter};
 use rayon::prelude::*;
 
-use super::build::gpu_wanted;
 use super::sections::META_LEN;
 use super::{BuildReport, FLAG_WIDE, IndexConfig, Meta, encode_layout};
 use crate::cleanup::{TempFile, temp_path};
@@ -698,7 +697,7 @@ fn gpu_for_parts(
     pos_bytes: u64,
     notices: &mut Vec<String>,
 ) -> Option<crate::sa::cuda::Cuda> {
-    if cfg.device != crate::device::Device::Gpu || !gpu_wanted(cfg, n, notices) {
+    if cfg.device != crate::device::Device::Gpu || !super::build::gpu_wanted(cfg, n, notices) {
         return None;
     }
     let opened = crate::sa::cuda::Cuda::open().and_then(|g| {
