@@ -15,7 +15,7 @@ use std::io::{Cursor, Write};
 use std::path::Path;
 use std::time::Instant;
 
-use fmalign::fastq::ReadSource;
+use fmalign::io::fastq::ReadSource;
 
 const READS: usize = 1_200_000;
 

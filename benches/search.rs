@@ -9,8 +9,8 @@
 use std::path::Path;
 use std::time::Instant;
 
-use fmalign::fastq::ReadSource;
 use fmalign::index::{Index, IndexConfig, build_in_memory};
+use fmalign::io::fastq::ReadSource;
 use fmalign::map::count_steps;
 
 fn main() {

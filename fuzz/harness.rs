@@ -41,14 +41,15 @@ pub fn fasta(data: &[u8]) -> bool {
 /// and hold no more bases than the input's (decompressed) bytes.
 pub fn fastq(data: &[u8]) -> bool {
     let Ok(mut src) =
-        fmalign::fastq::ReadSource::from_reader(Cursor::new(data.to_vec()), Path::new("r.fq"))
+        fmalign::io::fastq::ReadSource::from_reader(Cursor::new(data.to_vec()), Path::new("r.fq"))
     else {
         return false;
     };
     // Gzip input inflates to more than its bytes: the bound is what it
     // inflates to, up to an error (the reads before one are handed out).
     let mut plain = Vec::new();
-    if let Ok(Some(mut r)) = fmalign::input::decompressed(Cursor::new(data), Path::new("r.fq")) {
+    if let Ok(Some(mut r)) = fmalign::io::input::decompressed(Cursor::new(data), Path::new("r.fq"))
+    {
         let mut buf = [0u8; 4096];
         while let Ok(k) = std::io::Read::read(&mut r, &mut buf) {
             if k == 0 {
@@ -109,9 +110,11 @@ pub fn index(data: &[u8]) -> bool {
         b"@a\nACGT\n+\nIIII\n@b\nGGGCA\n+\nIIIII\n@c\nTTTTTTTTTTAC\n+\nIIIIIIIIIIII\n@d\nA\n+\nI\n"
             .to_vec();
     for mismatches in [0u8, 2] {
-        let source =
-            fmalign::fastq::ReadSource::from_reader(Cursor::new(reads.clone()), Path::new("r.fq"))
-                .unwrap();
+        let source = fmalign::io::fastq::ReadSource::from_reader(
+            Cursor::new(reads.clone()),
+            Path::new("r.fq"),
+        )
+        .unwrap();
         let cfg = fmalign::map::MapConfig {
             threads: 1,
             mismatches,
@@ -141,7 +144,7 @@ pub fn sam(data: &[u8]) -> bool {
     use fmalign::map::{Cigar, Mate, Record, Tags, push_bam, push_sam};
     use fmalign::sam::header;
     let Ok(mut src) =
-        fmalign::fastq::ReadSource::from_reader(Cursor::new(data.to_vec()), Path::new("r.fq"))
+        fmalign::io::fastq::ReadSource::from_reader(Cursor::new(data.to_vec()), Path::new("r.fq"))
     else {
         return false;
     };

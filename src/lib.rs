@@ -51,7 +51,7 @@
 //!       ──tables─────▶ C, BWT/Occ lines, sampled SA, 2-bit text
 //!       ──index──────▶ REF.fmi (index_format/SPEC.md; dist: the same bytes over MPI)
 //! REF.fmi ──index::Index::open (validate, mmap)──▶ fm::FmIndex
-//! FASTQ ──fastq (batches)──▶ map (rayon: search both strands, locate, filter, pair)
+//! FASTQ ──io::fastq (batches)──▶ map (rayon: search both strands, locate, filter, pair)
 //!       ──sam────────▶ SAM or BAM, in input order
 //! ```
 //!
@@ -69,8 +69,6 @@ pub mod alloc;
 #[doc(hidden)]
 pub mod check;
 #[doc(hidden)]
-pub mod cleanup;
-#[doc(hidden)]
 pub mod device;
 #[doc(hidden)]
 pub mod dist;
@@ -79,15 +77,13 @@ pub mod dna;
 #[doc(hidden)]
 pub mod error;
 #[doc(hidden)]
-pub mod fastq;
-#[doc(hidden)]
 pub mod fm;
 #[doc(hidden)]
 pub mod gpu;
 #[doc(hidden)]
 pub mod index;
 #[doc(hidden)]
-pub mod input;
+pub mod io;
 #[doc(hidden)]
 pub mod kmer;
 #[doc(hidden)]
@@ -119,8 +115,8 @@ pub mod tables;
 pub use align::Mode;
 pub use device::Device;
 pub use error::{Error, Result};
-pub use fastq::Batch;
 pub use index::{BuildReport, Index, IndexConfig, build_in_memory, build_index};
+pub use io::fastq::Batch;
 pub use map::{MapConfig, MapStats, Mapped, Mapper, OutputFormat, OwnedRecord, PairConfig, Report};
 pub use pair::Orientation;
 pub use read::ReadView;

@@ -9,8 +9,8 @@ use std::time::Instant;
 use anyhow::Result;
 use clap::Parser;
 
-use fmalign::cleanup::Output;
 use fmalign::index::{Index, IndexConfig, build_file};
+use fmalign::io::output::Output;
 use fmalign::map::{MapFiles, map_reads};
 
 mod cli;
@@ -185,7 +185,7 @@ fn run_map(mut a: MapArgs) -> Result<()> {
         ),
     );
     for reads in std::iter::once(&a.reads).chain(&a.reads2) {
-        if let Some(w) = fmalign::input::truncation_warning(reads) {
+        if let Some(w) = fmalign::io::input::truncation_warning(reads) {
             eprintln!("[fmalign] warning: {w}");
         }
     }
@@ -259,7 +259,7 @@ fn resolve_index(path: &Path) -> Result<PathBuf> {
         eprintln!("[fmalign] warning: {w}");
     }
     // The index is memory-mapped: if it is cut short while in use, say so.
-    fmalign::cleanup::exit_on_sigbus(&found.path);
+    fmalign::io::output::exit_on_sigbus(&found.path);
     Ok(found.path)
 }
 
@@ -315,7 +315,7 @@ fn main() {
     fmalign::alloc::fit_address_space_limit();
     let cli = Cli::parse();
     // An interrupted run leaves no temporary or partial output file.
-    if let Err(e) = fmalign::cleanup::remove_on_signal() {
+    if let Err(e) = fmalign::io::output::remove_on_signal() {
         eprintln!(
             "[fmalign] warning: cannot handle signals ({e}); an interrupted run may leave a .tmp file"
         );

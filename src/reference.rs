@@ -233,13 +233,13 @@ pub(crate) mod oracle {
         path: &Path,
         text: T,
     ) -> Result<Reference<T>> {
-        let Some(input) = crate::input::decompressed(reader, path)? else {
+        let Some(input) = crate::io::input::decompressed(reader, path)? else {
             return Err(Error::input(path, "empty file, or not a FASTA file"));
         };
         // A byte-order mark, blank and `;` lines before the first header, as
         // the streamed scan skips them (`scan::scan`).
         let mut input = std::io::BufReader::new(input);
-        let (_, skipped) = crate::input::skip_fasta_preamble(&mut input).map_err(|e| {
+        let (_, skipped) = crate::io::input::skip_fasta_preamble(&mut input).map_err(|e| {
             if e.kind() == std::io::ErrorKind::InvalidData {
                 Error::input(path, e.to_string())
             } else {
@@ -255,7 +255,9 @@ pub(crate) mod oracle {
         let mut r = Reference {
             layout: Layout::default(),
             text,
-            warnings: crate::input::truncation_warning(path).into_iter().collect(),
+            warnings: crate::io::input::truncation_warning(path)
+                .into_iter()
+                .collect(),
         };
         let mut seen: HashMap<String, u64> = HashMap::new();
         let mut line_buf = Vec::new();

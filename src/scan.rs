@@ -18,7 +18,7 @@ use md5::{Digest, Md5};
 
 use crate::dna::PackedText;
 use crate::error::{Error, Result};
-use crate::input::read_up_to;
+use crate::io::input::read_up_to;
 use crate::reference::{AMBIGUOUS, CLASS, Contig, Hole, Layout, Reference, contig_name};
 
 /// A point from which the text can be read: `offset` is the byte offset, in the
@@ -110,7 +110,7 @@ pub fn read_packed(path: &Path, threads: usize) -> Result<Reference<PackedText>>
     })
 }
 
-/// The error of [`crate::input::skip_fasta_preamble`]: a read error, or
+/// The error of [`crate::io::input::skip_fasta_preamble`]: a read error, or
 /// what it refuses.
 fn preamble_error(path: &Path, e: std::io::Error) -> Error {
     if e.kind() == std::io::ErrorKind::InvalidData {
@@ -146,13 +146,13 @@ fn scan_from<R: Read + Send>(
     text: Option<PackedText>,
     threads: usize,
 ) -> Result<(Scan, Option<PackedText>)> {
-    let Some(input) = crate::input::decompressed(reader, path)? else {
+    let Some(input) = crate::io::input::decompressed(reader, path)? else {
         return Err(Error::input(path, "empty file, or not a FASTA file"));
     };
     let mut reader = BufReader::with_capacity(chunk, input);
     // A byte-order mark, blank and `;` lines before the first header.
     let (skipped, skipped_lines) =
-        crate::input::skip_fasta_preamble(&mut reader).map_err(|e| preamble_error(path, e))?;
+        crate::io::input::skip_fasta_preamble(&mut reader).map_err(|e| preamble_error(path, e))?;
     let head = reader
         .fill_buf()
         .map_err(|e| read_error(path, e))?
@@ -172,7 +172,8 @@ fn scan_from<R: Read + Send>(
     s.text = text;
     s.line += skipped_lines;
     s.header_line += skipped_lines;
-    s.warnings.extend(crate::input::truncation_warning(path));
+    s.warnings
+        .extend(crate::io::input::truncation_warning(path));
     // Offsets are of the decompressed stream (the checkpoints', read back
     // by `read_text_range`), so they count what was skipped.
     let mut consumed = skipped;
@@ -237,7 +238,7 @@ fn read_text_range_chunked(
     let mut reader: Box<dyn BufRead> = if got == 2 && magic == GZIP_MAGIC {
         file.seek(SeekFrom::Start(0))
             .map_err(|e| Error::io(path, e))?;
-        let Some(input) = crate::input::decompressed(file, path)? else {
+        let Some(input) = crate::io::input::decompressed(file, path)? else {
             return Err(changed(path, "the file is empty"));
         };
         let mut input = BufReader::with_capacity(chunk, input);

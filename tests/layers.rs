@@ -20,9 +20,9 @@ const LAYERS: &[&str] = &[
     // The DNA alphabet and 2-bit packing; the read and hit records.
     "dna",
     "read",
-    // Input and output files.
-    "input",
-    "cleanup",
+    // Input and output files: decompression, outputs written safely,
+    // FASTQ reads in batches.
+    "io",
     // The FM-index over borrowed tables.
     "fm",
     // The reference.
@@ -41,7 +41,6 @@ const LAYERS: &[&str] = &[
     // Mapping: reads, pairs and SAM records beside the search (neither
     // knows the other), then the pipeline over them.
     "pair",
-    "fastq",
     // Affine-gap extension (CIGAR, NM, MD), below the records it fills.
     "align",
     "sam",

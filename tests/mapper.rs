@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use common::*;
 use fmalign::align::Mode;
-use fmalign::fastq::Batch;
+use fmalign::io::fastq::Batch;
 use fmalign::map::{MapConfig, Mapper, OwnedRecord, PairConfig};
 use fmalign::read::ReadView;
 

@@ -38,9 +38,9 @@ use fmalign_index_format::{self as format, SectionId};
 
 use super::Comm;
 use super::sa::{self as dsa, FmShare, KEY_CHARS, block};
-use crate::cleanup::{TempFile, temp_path, temp_path_for};
 use crate::error::{Error, Result};
 use crate::index::{FLAG_WIDE, IndexConfig, Meta, WIDE_THRESHOLD, encode_layout};
+use crate::io::output::{TempFile, temp_path, temp_path_for};
 use crate::scan::{self, Checkpoint, Scan};
 use crate::tables::c_from_counts;
 

@@ -71,6 +71,18 @@ pub struct MpiComm {
     _universe: Universe,
 }
 
+/// `FMALIGN_MPI_CHUNK` (bytes), read only in the test build (feature
+/// `fault-injection`): a smaller per-round limit, to exercise the split
+/// exchanges.
+fn test_chunk() -> Option<usize> {
+    #[cfg(feature = "fault-injection")]
+    return std::env::var("FMALIGN_MPI_CHUNK")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok());
+    #[cfg(not(feature = "fault-injection"))]
+    None
+}
+
 impl MpiComm {
     /// Initializes MPI (once per process). In the test build (feature
     /// `fault-injection`) `FMALIGN_MPI_CHUNK` (bytes) lowers the per-round
@@ -82,13 +94,7 @@ impl MpiComm {
         let rank = world.rank() as usize;
         let size = world.size() as usize;
         let max = (i32::MAX as usize / size).max(1);
-        #[cfg(feature = "fault-injection")]
-        let asked = std::env::var("FMALIGN_MPI_CHUNK")
-            .ok()
-            .and_then(|s| s.parse::<usize>().ok());
-        #[cfg(not(feature = "fault-injection"))]
-        let asked = None;
-        let chunk = asked.unwrap_or(1 << 28).clamp(1, max);
+        let chunk = test_chunk().unwrap_or(1 << 28).clamp(1, max);
         Ok(MpiComm {
             world,
             rank,

@@ -21,11 +21,11 @@ use rayon::prelude::*;
 
 use super::sections::META_LEN;
 use super::{BuildReport, FLAG_WIDE, IndexConfig, Meta, encode_layout};
-use crate::cleanup::{TempFile, temp_path};
 use crate::device::Ran;
 use crate::dna::PackedText;
 use crate::error::{Error, Result};
 use crate::fm::{LINE_BASES, OccLine, SUPER_LINES};
+use crate::io::output::{TempFile, temp_path};
 use crate::reference::Reference;
 use crate::sa::Pos;
 use crate::sa::blockwise::{self, Blockwise, DcSample, PartSorter, sample_bytes};

@@ -44,14 +44,14 @@ pub fn checked_output(reference: &Path, asked: &Path) -> Result<PathBuf> {
             "-: the reference must be a file (it is read more than once, and the index is named after it); save it to a file first".into(),
         ));
     }
-    let out = crate::cleanup::follow_links(asked);
-    if crate::cleanup::written_in_place(&out) {
+    let out = crate::io::output::follow_links(asked);
+    if crate::io::output::written_in_place(&out) {
         return Err(Error::Usage(format!(
             "{}: not a regular file; the index is written as a file beside it and renamed into place, so -p must name a file",
             asked.display()
         )));
     }
-    crate::cleanup::check_outputs(&[("-p", asked)], &[("the reference", reference)]).map_err(
+    crate::io::output::check_outputs(&[("-p", asked)], &[("the reference", reference)]).map_err(
         |e| {
             Error::Usage(format!(
                 "{e} (-p names the index file, e.g. {})",
@@ -59,7 +59,7 @@ pub fn checked_output(reference: &Path, asked: &Path) -> Result<PathBuf> {
             ))
         },
     )?;
-    crate::cleanup::check_writable(&out)?;
+    crate::io::output::check_writable(&out)?;
     Ok(out)
 }
 
@@ -83,7 +83,7 @@ pub struct BuildReport {
 /// the final name).
 pub fn build_and_write(reference: Reference, cfg: &IndexConfig, out: &Path) -> Result<BuildReport> {
     build_with(reference, cfg, &mut |flags, sections| {
-        crate::cleanup::write_atomically(out, |w| format::write(w, flags, sections))
+        crate::io::output::write_atomically(out, |w| format::write(w, flags, sections))
     })
 }
 

@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::fastq::Batch;
+use crate::io::fastq::Batch;
 use crate::pair::{Orientation, Window};
 use crate::read::ReadView;
 

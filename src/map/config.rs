@@ -3,9 +3,9 @@
 
 use crate::device::{Device, Ran};
 use crate::error::{Error, Result};
-use crate::fastq::{PairSource, ReadSource};
 #[cfg(not(feature = "gpu"))]
 use crate::fm::Interval;
+use crate::io::fastq::{PairSource, ReadSource};
 use crate::pair::Window;
 use std::path::{Path, PathBuf};
 
@@ -225,7 +225,7 @@ impl MapFiles<'_> {
         if let Some(two) = self.reads2 {
             inputs.push(("the mates' reads", two));
         }
-        crate::cleanup::check_outputs(&outputs, &inputs)?;
+        crate::io::output::check_outputs(&outputs, &inputs)?;
         Ok((sam != stdout).then(|| sam.to_owned()))
     }
 
@@ -235,7 +235,7 @@ impl MapFiles<'_> {
     pub fn open_reads(&self, pairing: Option<PairConfig>, threads: usize) -> Result<Reads> {
         let one = ReadSource::open(self.reads, threads)?;
         Ok(match (self.reads2, pairing) {
-            (Some(two), _) if crate::cleanup::same_file(two, self.reads) => {
+            (Some(two), _) if crate::io::output::same_file(two, self.reads) => {
                 return Err(Error::Usage(
                     "READS and READS2 are the same file; for one file of pairs use --interleaved"
                         .into(),

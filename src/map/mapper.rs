@@ -6,8 +6,8 @@
 use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
-use crate::fastq::Batch;
 use crate::index::Index;
+use crate::io::fastq::Batch;
 use crate::kmer::KmerTable;
 use crate::pair::Window;
 
@@ -24,7 +24,7 @@ use super::ungapped::Ungapped;
 ///
 /// ```
 /// use std::sync::Arc;
-/// use fmalign::fastq::Batch;
+/// use fmalign::io::fastq::Batch;
 /// use fmalign::map::{MapConfig, Mapper, PairConfig};
 /// use fmalign::read::ReadView;
 ///

@@ -33,8 +33,8 @@ use crossbeam_channel::bounded;
 
 use crate::device::{Device, Ran};
 use crate::error::{Error, Result};
-use crate::fastq::Batch;
 use crate::index::Index;
+use crate::io::fastq::Batch;
 use crate::kmer::KmerTable;
 use crate::sam;
 use crate::search::BiIndex;
@@ -374,9 +374,9 @@ pub fn rate(count: u64, since: Instant) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fastq::ReadSource;
     use crate::fm::Interval;
     use crate::index::{IndexConfig, build_in_memory};
+    use crate::io::fastq::ReadSource;
     use crate::scan::read_fasta_from;
     use find::BatchSearch;
     use std::path::Path;

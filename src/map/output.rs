@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::cleanup::Output;
 use crate::error::{Error, Result};
+use crate::io::output::Output;
 use crate::read::ReadView;
 
 use super::config::{CopyPaths, OutputFormat, mate_path};
@@ -174,8 +174,8 @@ impl ReadCopies {
     pub(super) fn copy(
         &mut self,
         status: &[bool],
-        reads: &crate::fastq::Batch,
-        mates: Option<&crate::fastq::Batch>,
+        reads: &crate::io::fastq::Batch,
+        mates: Option<&crate::io::fastq::Batch>,
     ) -> Result<()> {
         let mut bufs: [[Vec<u8>; 2]; 2] = Default::default();
         for (i, &ok) in status.iter().enumerate() {
