@@ -55,9 +55,9 @@
 //!       ──sam────────▶ SAM or BAM, in input order
 //! ```
 //!
-//! Modules import one way, from the bottom layers (error, mem, device, dna,
-//! read, input, cleanup, fm) up to `map`: docs/ARCHITECTURE.md, "Module
-//! graph"; `tests/layers.rs` checks it. They are public for the binary, the
+//! Modules import one way, from the bottom layers up to `map`: the order is
+//! `LAYERS` in `tests/layers.rs`, which checks it (docs/ARCHITECTURE.md,
+//! "Module graph", draws it). They are public for the binary, the
 //! tests (which check each stage against its oracle), the benchmarks and the
 //! examples, but hidden from the documentation and not part of the API: what
 //! this page lists is the API, and only it is kept stable.
