@@ -304,15 +304,25 @@ pub(super) fn single_mapq(
 /// alignment's errors (NM, or its distance from a perfect score in
 /// mismatches, whichever is more), the chance that the true place has
 /// more errors than `K` and was not found is `10^(-none/10)` with
-/// `none = 10 (K + 1 − e) + 20`, 10 more from 50 bases (at 36 bases: 50
-/// for an exact read, 40 with one error). Then:
+/// `none = 10 (K + 1 − e) + 20`, 10 more from 50 bases in `--end-to-end`
+/// and from 60 in `--local`, linearly from 36 ([`longer_over`]; at 36
+/// bases: 50 for an exact read, 40 with one error). Then:
 /// - `--end-to-end` ([`e2e_short_mapq`]): the chance that the read comes
 ///   from each other placement rather than the best, by its base
 ///   qualities, summed with that one;
-/// - `--local` (scores not by quality): with no other, `none`; else, the
-///   best of them `g` below (`n` of them) and `u` a mismatch's worth,
-///   `(25 − 4e) g / u − 4.343 ln n`, at most `none`: a mismatch of
-///   difference is worth less the more errors the read has.
+/// - `--local` (scores not by quality): `e` counts the best alignment's
+///   soft-clipped bases too, one error per [`CLIPPED_PER_ERROR`] (4) on top
+///   of its NM, where its score counts one per 5: a read from elsewhere
+///   whose part there aligns by chance shows long clips, a read from there
+///   only its errors crowded near an end. With no other, `none`; else the
+///   best of them `g` below (`n` of them) and `u` a mismatch's worth, the
+///   chance of the others, `10^(-s/10)` with
+///   `s = (25 − 4e) g / u − 4.343 ln n` (a mismatch of difference is worth
+///   less the more errors the read has), summed with that of a place not
+///   found, `10^(-none/10)`, times `1 + 30 n'` when `e` exceeds `K` and
+///   `n'` others were seen, as in `--end-to-end` ([`UNSEEN_PER_OTHER`]:
+///   the search cannot vouch for placements as close as the best then, and
+///   the others show a repeat). MAPQ is that sum in Phred.
 ///
 /// [`exhaustive_k`]: super::extend::exhaustive_k
 fn short_mapq(mode: Mode, len: usize, alns: &[Aligned], chosen: usize, ex: &Exhaustive) -> u8 {
@@ -338,7 +348,7 @@ fn short_mapq(mode: Mode, len: usize, alns: &[Aligned], chosen: usize, ex: &Exha
         let (l, r) = align::clips(&p.cigar);
         errors = errors.max(f64::from(p.nm) + f64::from(l + r) / CLIPPED_PER_ERROR);
     }
-    let longer = ((len as f64 - 36.0) / 14.0).clamp(0.0, 1.0);
+    let longer = ((len as f64 - 36.0) / longer_over(mode)).clamp(0.0, 1.0);
     let none = 10.0 * (f64::from(ex.k) + 1.0 - errors) + 20.0 + 10.0 * longer;
     let second = (same.iter().map(|a| a.score))
         .chain(hits.iter().map(|h| h.score))
@@ -376,14 +386,30 @@ fn short_mapq(mode: Mode, len: usize, alns: &[Aligned], chosen: usize, ex: &Exha
     q.round().clamp(0.0, f64::from(MAPQ_MAX)) as u8
 }
 
+/// Bases over 36 by which a short read's `none` ([`short_mapq`]) has
+/// gained its 10 for length: 14 in `--end-to-end` (the tenth session's
+/// fit), 24 in `--local` since 2026-11-28 (twelfth), where 50-base reads
+/// with no other placement were wrong at Q24.5 with 3 errors and Q16.2
+/// with 4 (the full 10 gave them 30 and 20) and 60-base ones at Q31 and
+/// Q22.8 (30 and 20 either way).
+fn longer_over(mode: Mode) -> f64 {
+    match mode {
+        Mode::Local => 24.0,
+        Mode::EndToEnd => 14.0,
+    }
+}
+
 /// Soft-clipped bases of a `--local` short read's best alignment counted as
 /// one error ([`short_mapq`]'s `e`) per this many. Its score counts one per
 /// 5 (a mismatch's worth, the fewest mismatches that make a clip of that
 /// length pay): that many crowded into the clip is rarer than as many
 /// spread over the read, and a read from elsewhere, whose part there
 /// aligns by chance, clips long runs: 50- and 60-base reads with no other
-/// placement and a clip of 14 or more were wrong 13 times in 16 (chr20,
-/// docs/BENCHMARKS.md, 2026-11-28 (twelfth)).
+/// placement were wrong 73 times in 76 with a clip of 14 bases or more,
+/// 10 in 67 with 9 to 13, 9 in 520 with 1 to 8 and 52 in 254,630 unclipped
+/// (chr20, sixteen simulated sets, docs/BENCHMARKS.md, 2026-11-28
+/// (twelfth)). A clip of up to 4 bases (one mismatch near an end) counts
+/// as that mismatch would inside the read.
 const CLIPPED_PER_ERROR: f64 = 4.0;
 
 /// How much more likely the read's unseen placements are, each, when its
@@ -392,6 +418,9 @@ const CLIPPED_PER_ERROR: f64 = 4.0;
 /// wrong at Q15 where those with none were at Q31, and 36-base ones at Q4
 /// where Q19 (docs/BENCHMARKS.md, 2026-11-28 (eleventh)); so each other
 /// placement seen stands for 30 more of the kind the search cannot see.
+/// `--local` too, since 2026-11-28 (twelfth): there the 60-base reads of
+/// two sets with 3 errors and another placement were wrong 13 times in 471
+/// (Q15.6), 297 of them at MAPQ 20 or more, where those alone were at Q31.
 const UNSEEN_PER_OTHER: f64 = 30.0;
 
 /// [`short_mapq`] in `--end-to-end`, none of the others scoring the best's
