@@ -371,8 +371,8 @@ fn short_mapq(mode: Mode, len: usize, alns: &[Aligned], chosen: usize, ex: &Exha
                 let n: u64 = scores().filter(|o| o.0 == second).map(|o| o.1).sum();
                 let all: u64 = scores().map(|o| o.1).sum();
                 let slope = 25.0 - 4.0 * errors;
-                let seen = slope * f64::from(best - second) / f64::from(unit)
-                    - 4.343 * (n as f64).ln();
+                let seen =
+                    slope * f64::from(best - second) / f64::from(unit) - 4.343 * (n as f64).ln();
                 let per_other = if errors >= f64::from(ex.k) + 1.0 {
                     UNSEEN_PER_OTHER
                 } else {
@@ -388,10 +388,12 @@ fn short_mapq(mode: Mode, len: usize, alns: &[Aligned], chosen: usize, ex: &Exha
 
 /// Bases over 36 by which a short read's `none` ([`short_mapq`]) has
 /// gained its 10 for length: 14 in `--end-to-end` (the tenth session's
-/// fit), 24 in `--local` since 2026-11-28 (twelfth), where 50-base reads
-/// with no other placement were wrong at Q24.5 with 3 errors and Q16.2
-/// with 4 (the full 10 gave them 30 and 20) and 60-base ones at Q31 and
-/// Q22.8 (30 and 20 either way).
+/// fit), 24 in `--local` since 2026-11-28 (twelfth), where unclipped
+/// 50-base reads with no other placement were wrong 4 times in 1,095 with
+/// 3 errors (Q24.4) and 3 in 118 with 4 (Q15.9), given 30 and 20 by the
+/// full 10, and 60-base ones 6 in 7,531 (Q31.0) and 11 in 2,080 (Q22.8),
+/// given 30 and 20 either way (wgsim's 50- and 60-base sets, old and
+/// fresh).
 fn longer_over(mode: Mode) -> f64 {
     match mode {
         Mode::Local => 24.0,
@@ -618,9 +620,17 @@ mod tests {
             qual: vec![30; 50],
         };
         let q = |a: Aligned| short_mapq(Mode::Local, 50, &[a], 0, &ex);
-        let mds = ["50", "25A24", "10A20C18", "10A10C10G17", "5A10C10G10T12"];
+        let mds = ["50", "25A24", "10A20C18", "10A10C10G17", "5A10C10G10T11"];
         let by_nm: Vec<u8> = (0..5)
-            .map(|nm| q(aln(1000, 50 - 5 * nm as i32, nm, &[(Op::Match, 50)], mds[nm as usize])))
+            .map(|nm| {
+                q(aln(
+                    1000,
+                    50 - 5 * nm as i32,
+                    nm,
+                    &[(Op::Match, 50)],
+                    mds[nm as usize],
+                ))
+            })
             .collect();
         assert!(by_nm.windows(2).all(|w| w[0] > w[1]), "{by_nm:?}");
         let clipped = |c: u32| {
@@ -649,14 +659,38 @@ mod tests {
             qual: vec![30; 60],
         };
         let q = |alns: &[Aligned]| short_mapq(Mode::Local, 60, alns, 0, &ex);
-        let other = aln(9000, 25, 7, &[(Op::Match, 60)], "5A5C5G5T5A5C5G20");
+        let other = aln(9000, 25, 7, &[(Op::Match, 60)], "5A5C5G5T5A5C5G18");
         let three = aln(1000, 45, 3, &[(Op::Match, 60)], "10A20C20G7");
         let alone = q(std::slice::from_ref(&three));
         let both = q(&[three, other.clone()]);
-        assert!(f64::from(both) <= f64::from(alone) - 10.0 * 31f64.log10() + 0.5, "{alone} {both}");
+        assert!(
+            f64::from(both) <= f64::from(alone) - 10.0 * 31f64.log10() + 0.5,
+            "{alone} {both}"
+        );
         let one = aln(1000, 55, 1, &[(Op::Match, 60)], "30A29");
         let alone = q(std::slice::from_ref(&one));
         let both = q(&[one, other]);
         assert!(alone >= both && alone - both <= 1, "{alone} {both}");
+    }
+
+    /// `--local`, a read with one mismatch and no other placement: `none`
+    /// gains its 10 for length over 36 to 60 bases, no more beyond.
+    #[test]
+    fn local_short_mapq_rises_with_length_to_60() {
+        let q = |len: usize| {
+            let ex = Exhaustive {
+                k: 2,
+                hits: Vec::new(),
+                more: Vec::new(),
+                qual: vec![30; len],
+            };
+            let md = format!("10A{}", len - 11);
+            let a = aln(1000, len as i32 - 5, 1, &[(Op::Match, len as u32)], &md);
+            short_mapq(Mode::Local, len, &[a], 0, &ex)
+        };
+        let by_len: Vec<u8> = [36, 50, 60, 65].into_iter().map(q).collect();
+        assert!(by_len[0] < by_len[1] && by_len[1] < by_len[2], "{by_len:?}");
+        assert_eq!(by_len[2], by_len[3]);
+        assert_eq!(by_len[0] + 10, by_len[2]);
     }
 }
