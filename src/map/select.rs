@@ -3,7 +3,7 @@
 //! mate fields of an ungapped pair; for the gapped modes XS, the
 //! supplementary part of a chimeric read and MAPQ from the scores.
 
-use crate::align::{Mode, Scoring};
+use crate::align::{self, Mode, Scoring};
 use crate::pair::{Orientation, Window, fragment_of};
 use crate::read::{Hit, ReadView};
 use crate::sam::{Aligned, MAPQ_UNIQUE};
@@ -304,15 +304,25 @@ pub(super) fn single_mapq(
 /// alignment's errors (NM, or its distance from a perfect score in
 /// mismatches, whichever is more), the chance that the true place has
 /// more errors than `K` and was not found is `10^(-none/10)` with
-/// `none = 10 (K + 1 − e) + 20`, 10 more from 50 bases (at 36 bases: 50
-/// for an exact read, 40 with one error). Then:
+/// `none = 10 (K + 1 − e) + 20`, 10 more from 50 bases in `--end-to-end`
+/// and from 60 in `--local`, linearly from 36 ([`longer_over`]; at 36
+/// bases: 50 for an exact read, 40 with one error). Then:
 /// - `--end-to-end` ([`e2e_short_mapq`]): the chance that the read comes
 ///   from each other placement rather than the best, by its base
 ///   qualities, summed with that one;
-/// - `--local` (scores not by quality): with no other, `none`; else, the
-///   best of them `g` below (`n` of them) and `u` a mismatch's worth,
-///   `(25 − 4e) g / u − 4.343 ln n`, at most `none`: a mismatch of
-///   difference is worth less the more errors the read has.
+/// - `--local` (scores not by quality): `e` counts the best alignment's
+///   soft-clipped bases too, one error per [`CLIPPED_PER_ERROR`] (4) on top
+///   of its NM, where its score counts one per 5: a read from elsewhere
+///   whose part there aligns by chance shows long clips, a read from there
+///   only its errors crowded near an end. With no other, `none`; else the
+///   best of them `g` below (`n` of them) and `u` a mismatch's worth, the
+///   chance of the others, `10^(-s/10)` with
+///   `s = (25 − 4e) g / u − 4.343 ln n` (a mismatch of difference is worth
+///   less the more errors the read has), summed with that of a place not
+///   found, `10^(-none/10)`, times `1 + 30 n'` when `e` exceeds `K` and
+///   `n'` others were seen, as in `--end-to-end` ([`UNSEEN_PER_OTHER`]:
+///   the search cannot vouch for placements as close as the best then, and
+///   the others show a repeat). MAPQ is that sum in Phred.
 ///
 /// [`exhaustive_k`]: super::extend::exhaustive_k
 fn short_mapq(mode: Mode, len: usize, alns: &[Aligned], chosen: usize, ex: &Exhaustive) -> u8 {
@@ -333,8 +343,12 @@ fn short_mapq(mode: Mode, len: usize, alns: &[Aligned], chosen: usize, ex: &Exha
         .collect();
     let perfect = sc.perfect(len);
     let more = |nm: u8| perfect - i32::from(nm) * unit;
-    let errors = f64::from(p.nm).max(f64::from(perfect - best) / f64::from(unit));
-    let longer = ((len as f64 - 36.0) / 14.0).clamp(0.0, 1.0);
+    let mut errors = f64::from(p.nm).max(f64::from(perfect - best) / f64::from(unit));
+    if mode == Mode::Local {
+        let (l, r) = align::clips(&p.cigar);
+        errors = errors.max(f64::from(p.nm) + f64::from(l + r) / CLIPPED_PER_ERROR);
+    }
+    let longer = ((len as f64 - 36.0) / longer_over(mode)).clamp(0.0, 1.0);
     let none = 10.0 * (f64::from(ex.k) + 1.0 - errors) + 20.0 + 10.0 * longer;
     let second = (same.iter().map(|a| a.score))
         .chain(hits.iter().map(|h| h.score))
@@ -348,23 +362,57 @@ fn short_mapq(mode: Mode, len: usize, alns: &[Aligned], chosen: usize, ex: &Exha
         Mode::Local => match second {
             None => none,
             Some(second) => {
-                let n: u64 = (same.iter().map(|a| a.score))
-                    .chain(hits.iter().map(|h| h.score))
-                    .filter(|&s| s == second)
-                    .count() as u64
-                    + (ex.more.iter())
-                        .filter(|m| more(m.0) == second)
-                        .map(|m| m.1)
-                        .sum::<u64>();
+                // The others' scores, each with how many placements score it.
+                let scores = || {
+                    (same.iter().map(|a| (a.score, 1)))
+                        .chain(hits.iter().map(|h| (h.score, 1)))
+                        .chain(ex.more.iter().map(|m| (more(m.0), m.1)))
+                };
+                let n: u64 = scores().filter(|o| o.0 == second).map(|o| o.1).sum();
+                let all: u64 = scores().map(|o| o.1).sum();
                 let slope = 25.0 - 4.0 * errors;
-                let q =
+                let seen =
                     slope * f64::from(best - second) / f64::from(unit) - 4.343 * (n as f64).ln();
-                q.min(none)
+                let per_other = if errors >= f64::from(ex.k) + 1.0 {
+                    UNSEEN_PER_OTHER
+                } else {
+                    0.0
+                };
+                let unseen = 10f64.powf(-none / 10.0) * (1.0 + per_other * all as f64);
+                -10.0 * (10f64.powf(-seen / 10.0) + unseen).log10()
             }
         },
     };
     q.round().clamp(0.0, f64::from(MAPQ_MAX)) as u8
 }
+
+/// Bases over 36 by which a short read's `none` ([`short_mapq`]) has
+/// gained its 10 for length: 14 in `--end-to-end` (the tenth session's
+/// fit), 24 in `--local` since 2026-11-28 (twelfth), where unclipped
+/// 50-base reads with no other placement were wrong 4 times in 1,095 with
+/// 3 errors (Q24.4) and 3 in 118 with 4 (Q15.9), given 30 and 20 by the
+/// full 10, and 60-base ones 6 in 7,531 (Q31.0) and 11 in 2,080 (Q22.8),
+/// given 30 and 20 either way (wgsim's 50- and 60-base sets, old and
+/// fresh).
+fn longer_over(mode: Mode) -> f64 {
+    match mode {
+        Mode::Local => 24.0,
+        Mode::EndToEnd => 14.0,
+    }
+}
+
+/// Soft-clipped bases of a `--local` short read's best alignment counted as
+/// one error ([`short_mapq`]'s `e`) per this many. Its score counts one per
+/// 5 (a mismatch's worth, the fewest mismatches that make a clip of that
+/// length pay): that many crowded into the clip is rarer than as many
+/// spread over the read, and a read from elsewhere, whose part there
+/// aligns by chance, clips long runs: 50- and 60-base reads with no other
+/// placement were wrong 73 times in 76 with a clip of 14 bases or more,
+/// 10 in 67 with 9 to 13, 9 in 520 with 1 to 8 and 52 in 254,630 unclipped
+/// (chr20, sixteen simulated sets, docs/BENCHMARKS.md, 2026-11-28
+/// (twelfth)). A clip of up to 4 bases (one mismatch near an end) counts
+/// as that mismatch would inside the read.
+const CLIPPED_PER_ERROR: f64 = 4.0;
 
 /// How much more likely the read's unseen placements are, each, when its
 /// best alignment `p` has more errors than the search covers (`K`) and it
@@ -372,6 +420,9 @@ fn short_mapq(mode: Mode, len: usize, alns: &[Aligned], chosen: usize, ex: &Exha
 /// wrong at Q15 where those with none were at Q31, and 36-base ones at Q4
 /// where Q19 (docs/BENCHMARKS.md, 2026-11-28 (eleventh)); so each other
 /// placement seen stands for 30 more of the kind the search cannot see.
+/// `--local` too, since 2026-11-28 (twelfth): there the 60-base reads of
+/// two sets with 3 errors and another placement were wrong 13 times in 471
+/// (Q15.6), 297 of them at MAPQ 20 or more, where those alone were at Q31.
 const UNSEEN_PER_OTHER: f64 = 30.0;
 
 /// [`short_mapq`] in `--end-to-end`, none of the others scoring the best's
@@ -554,5 +605,92 @@ mod tests {
         assert_eq!(alone, 20);
         let both = short_mapq(Mode::EndToEnd, 36, &[best, other], 0, &ex);
         assert!(both < 10, "{both}");
+    }
+
+    /// A 50-base read in `--local` with no other placement: MAPQ falls
+    /// with each error of its best alignment, and a clip counts for more
+    /// than its score says: 40M10S (score 40) gets less than 50M with two
+    /// mismatches (score 40 too), and a longer clip less again.
+    #[test]
+    fn local_short_mapq_counts_clipped_bases() {
+        let ex = Exhaustive {
+            k: 2,
+            hits: Vec::new(),
+            more: Vec::new(),
+            qual: vec![30; 50],
+        };
+        let q = |a: Aligned| short_mapq(Mode::Local, 50, &[a], 0, &ex);
+        let mds = ["50", "25A24", "10A20C18", "10A10C10G17", "5A10C10G10T11"];
+        let by_nm: Vec<u8> = (0..5)
+            .map(|nm| {
+                q(aln(
+                    1000,
+                    50 - 5 * nm as i32,
+                    nm,
+                    &[(Op::Match, 50)],
+                    mds[nm as usize],
+                ))
+            })
+            .collect();
+        assert!(by_nm.windows(2).all(|w| w[0] > w[1]), "{by_nm:?}");
+        let clipped = |c: u32| {
+            let cigar = [(Op::Match, 50 - c), (Op::Soft, c)];
+            q(aln(1000, 50 - c as i32, 0, &cigar, &(50 - c).to_string()))
+        };
+        assert!(clipped(10) < by_nm[2], "{} {}", clipped(10), by_nm[2]);
+        assert!(clipped(20) < clipped(10));
+        assert!(clipped(20) < by_nm[4], "{} {}", clipped(20), by_nm[4]);
+        // A clip short enough to be one mismatch near the end costs
+        // no more than that mismatch inside the read.
+        assert!(clipped(4) >= by_nm[1], "{} {}", clipped(4), by_nm[1]);
+    }
+
+    /// `--local`, a best alignment with more errors than the search covers
+    /// (`K` 2, three mismatches): another placement seen, even 4
+    /// mismatches' worth below, stands for more of the kind the search
+    /// cannot see and drops MAPQ by at least 10 log10(1 + 30); within `K`,
+    /// the same other changes little.
+    #[test]
+    fn local_short_mapq_beyond_the_search() {
+        let ex = Exhaustive {
+            k: 2,
+            hits: Vec::new(),
+            more: Vec::new(),
+            qual: vec![30; 60],
+        };
+        let q = |alns: &[Aligned]| short_mapq(Mode::Local, 60, alns, 0, &ex);
+        let other = aln(9000, 25, 7, &[(Op::Match, 60)], "5A5C5G5T5A5C5G18");
+        let three = aln(1000, 45, 3, &[(Op::Match, 60)], "10A20C20G7");
+        let alone = q(std::slice::from_ref(&three));
+        let both = q(&[three, other.clone()]);
+        assert!(
+            f64::from(both) <= f64::from(alone) - 10.0 * 31f64.log10() + 0.5,
+            "{alone} {both}"
+        );
+        let one = aln(1000, 55, 1, &[(Op::Match, 60)], "30A29");
+        let alone = q(std::slice::from_ref(&one));
+        let both = q(&[one, other]);
+        assert!(alone >= both && alone - both <= 1, "{alone} {both}");
+    }
+
+    /// `--local`, a read with one mismatch and no other placement: `none`
+    /// gains its 10 for length over 36 to 60 bases, no more beyond.
+    #[test]
+    fn local_short_mapq_rises_with_length_to_60() {
+        let q = |len: usize| {
+            let ex = Exhaustive {
+                k: 2,
+                hits: Vec::new(),
+                more: Vec::new(),
+                qual: vec![30; len],
+            };
+            let md = format!("10A{}", len - 11);
+            let a = aln(1000, len as i32 - 5, 1, &[(Op::Match, len as u32)], &md);
+            short_mapq(Mode::Local, len, &[a], 0, &ex)
+        };
+        let by_len: Vec<u8> = [36, 50, 60, 65].into_iter().map(q).collect();
+        assert!(by_len[0] < by_len[1] && by_len[1] < by_len[2], "{by_len:?}");
+        assert_eq!(by_len[2], by_len[3]);
+        assert_eq!(by_len[0] + 10, by_len[2]);
     }
 }
