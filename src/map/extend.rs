@@ -76,7 +76,7 @@ pub(super) fn align_reads(
         })
         .collect();
     let jobs: Vec<&[u8]> = codes.iter().flat_map(|c| [&c[0][..], &c[1][..]]).collect();
-    let mut found = seed::greedy_seeds_many(fm, &jobs, seed::MIN_SEED, SEED_LANES).into_iter();
+    let mut found = seed::greedy_seeds_many(fm, index.pac(), &jobs, seed::MIN_SEED, SEED_LANES).into_iter();
     // What the first pass found is kept where a second one may follow.
     let mut memos: Vec<Option<Memo>> = reads
         .iter()
@@ -98,9 +98,23 @@ pub(super) fn align_reads(
             seed_rows(fm, [&c[0], &c[1]], s)
         })
         .collect();
-    let rows: Vec<u64> = wanted.iter().flatten().map(|w| w.2).collect();
-    let mut pos = Vec::new();
-    fm.locate_many(&rows, LOCATE_LANES, &mut pos);
+    let rows: Vec<u64> = wanted
+        .iter()
+        .flatten()
+        .filter(|w| w.1.at.is_none())
+        .map(|w| w.2)
+        .collect();
+    let mut walked = Vec::new();
+    fm.locate_many(&rows, LOCATE_LANES, &mut walked);
+    let mut walked = walked.into_iter();
+    let pos: Vec<u64> = wanted
+        .iter()
+        .flatten()
+        .map(|w| match w.1.at {
+            Some(p) => p,
+            None => walked.next().expect("one position per row"),
+        })
+        .collect();
     let mut pos = &pos[..];
     let mut out: Vec<(Vec<Aligned>, Option<Exhaustive>)> = reads
         .iter()
@@ -483,6 +497,7 @@ fn reseed(fm: &FmIndex<'_>, codes: [&Vec<u8>; 2], seeds: &mut [Vec<Seed>; 2]) {
                     qpos: start as u32,
                     len: (end - start) as u32,
                     rows: iv,
+                    at: None,
                 });
             }
         }
@@ -526,7 +541,8 @@ struct Locus {
 
 /// The rows to locate for a read's seeds on both strands (`codes`): every
 /// maximal match when the greedy cover found no seed, re-seeded; each row
-/// with its strand and seed ([`seed_anchors`] turns them into anchors).
+/// with its strand and seed ([`seed_anchors`] turns them into anchors),
+/// and once (row 0, not to locate) each seed whose position is known.
 fn seed_rows(
     fm: &FmIndex<'_>,
     [fwd, rc]: [&Vec<u8>; 2],
@@ -554,7 +570,9 @@ fn seed_rows(
     let mut wanted: Vec<(usize, Seed, u64)> = Vec::new();
     for (s, v) in seeds.iter().enumerate() {
         for x in v {
-            if x.rows.len() <= seed::MAX_OCC {
+            if x.at.is_some() {
+                wanted.push((s, *x, 0));
+            } else if x.rows.len() <= seed::MAX_OCC {
                 wanted.extend((x.rows.lo..x.rows.hi).map(|r| (s, *x, r)));
             }
         }
