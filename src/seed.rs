@@ -134,7 +134,19 @@ pub fn greedy_seeds_many(
         iv: Interval,
         /// Locating the one row: (row, LF steps so far).
         walk: Option<(u64, u64)>,
+        /// Text position minus read position of the read's last seed
+        /// with `at` (where a seed after a substitution lies).
+        diag: Option<i64>,
     }
+    // Whether `codes` occurs at text position `p`.
+    let in_text = |codes: &[u8], p: i64| {
+        p >= 0
+            && p as u64 + codes.len() as u64 <= fm.n
+            && codes
+                .iter()
+                .zip(p as u64..)
+                .all(|(&c, t)| dna::packed_base(pac, t) == c)
+    };
     let min_len = min_len.max(1);
     let mut out = vec![Vec::new(); reads.len()];
     let mut next = 0;
@@ -149,6 +161,7 @@ pub fn greedy_seeds_many(
                     start: len,
                     iv: fm.full(),
                     walk: None,
+                    diag: None,
                 });
             }
             next += 1;
@@ -162,7 +175,13 @@ pub fn greedy_seeds_many(
             let codes = reads[l.job];
             let mut at = None;
             if let Some((row, steps)) = l.walk {
-                match fm.walk_end(row, steps) {
+                // A unique match where the last seed's diagonal puts it
+                // (only one occurrence: that one) needs no walk.
+                let known = l
+                    .diag
+                    .map(|d| d + l.start as i64)
+                    .filter(|&p| steps == 0 && in_text(&codes[l.start..l.end], p));
+                match known.map(|p| p as u64).or_else(|| fm.walk_end(row, steps)) {
                     None => {
                         let row = fm.lf(row);
                         fm.prefetch(row);
@@ -184,6 +203,9 @@ pub fn greedy_seeds_many(
                         }
                         l.walk = None;
                         at = Some(p);
+                        if p != u64::MAX {
+                            l.diag = Some(p as i64 - l.start as i64);
+                        }
                     }
                 }
             } else if l.start > 0 && codes[l.start - 1] < 4 {
