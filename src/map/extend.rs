@@ -76,7 +76,8 @@ pub(super) fn align_reads(
         })
         .collect();
     let jobs: Vec<&[u8]> = codes.iter().flat_map(|c| [&c[0][..], &c[1][..]]).collect();
-    let mut found = seed::greedy_seeds_many(fm, index.pac(), &jobs, seed::MIN_SEED, SEED_LANES).into_iter();
+    let mut found =
+        seed::greedy_seeds_many(fm, index.pac(), &jobs, seed::MIN_SEED, SEED_LANES).into_iter();
     // What the first pass found is kept where a second one may follow.
     let mut memos: Vec<Option<Memo>> = reads
         .iter()
