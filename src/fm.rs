@@ -628,7 +628,7 @@ impl FmIndex<'_> {
     /// once the walk is longer than the text: only a crafted index whose LF
     /// has a cycle without samples gets there.
     #[inline(always)]
-    fn walk_end(&self, i: u64, steps: u64) -> Option<u64> {
+    pub fn walk_end(&self, i: u64, steps: u64) -> Option<u64> {
         if let Some(p) = self.sample_at(i) {
             Some(p + steps)
         } else if i == self.primary {

@@ -12,7 +12,8 @@
 //! chain, weighted by the read bases its anchors cover. Each chain is then
 //! one candidate locus for the extension ([`crate::align`]).
 
-use crate::fm::{Interval, RankIndex};
+use crate::dna;
+use crate::fm::{FmIndex, Interval, RankIndex};
 
 /// Shortest seed (bwa mem's `-k`).
 pub const MIN_SEED: usize = 19;
@@ -31,8 +32,12 @@ pub struct Seed {
     pub qpos: u32,
     /// Bases.
     pub len: u32,
-    /// Rows of the text's index.
+    /// Rows of the text's index; with `at`, one row of a suffix of the
+    /// seed, not of the seed itself (see [`greedy_seeds_many`]).
     pub rows: Interval,
+    /// The text position of its first base, when the search found it
+    /// (the seed is then unique): not located again.
+    pub at: Option<u64>,
 }
 
 /// The longest exact match of `codes` ending at `end` (codes 0..=3;
@@ -64,6 +69,7 @@ pub fn greedy_seeds(fm: &RankIndex<'_>, codes: &[u8], min_len: usize, out: &mut 
                 qpos: start as u32,
                 len: (end - start) as u32,
                 rows: iv,
+                at: None,
             });
         }
         // Skip the base that stopped the match.
@@ -94,6 +100,7 @@ pub fn maximal_seeds(fm: &RankIndex<'_>, codes: &[u8], min_len: usize, out: &mut
                 qpos: start as u32,
                 len: (end - start) as u32,
                 rows: iv,
+                at: None,
             });
         }
     }
@@ -102,9 +109,20 @@ pub fn maximal_seeds(fm: &RankIndex<'_>, codes: &[u8], min_len: usize, out: &mut
 /// [`greedy_seeds`] of many reads, `lanes` searches in lockstep: each
 /// step prefetches the Occ lines of the lane's next one, so that the
 /// lanes' cache misses overlap. `out[k]` holds the seeds of `reads[k]`, in
-/// the order [`greedy_seeds`] finds them.
+/// the order [`greedy_seeds`] finds them, with as many rows.
+///
+/// A match that is already a seed (`min_len` bases or more) and has one
+/// row is not searched further in the index: its row is located (LF walk
+/// to a sampled row, in the same lockstep) and the match extended by
+/// comparing the read with the text (`pac`) leftwards from there. For one
+/// row that is what backward search does (its one BWT letter is the text's
+/// base before it, `$` at the text's start), in a few sequential reads
+/// instead of one random Occ line per base; the seed then has `at` (its
+/// text position, which the caller needs anyway), and `rows` is that of
+/// the match when it became unique.
 pub fn greedy_seeds_many(
-    fm: &RankIndex<'_>,
+    fm: &FmIndex<'_>,
+    pac: &[u8],
     reads: &[&[u8]],
     min_len: usize,
     lanes: usize,
@@ -114,7 +132,21 @@ pub fn greedy_seeds_many(
         end: usize,
         start: usize,
         iv: Interval,
+        /// Locating the one row: (row, LF steps so far).
+        walk: Option<(u64, u64)>,
+        /// Text position minus read position of the read's last seed
+        /// with `at` (where a seed after a substitution lies).
+        diag: Option<i64>,
     }
+    // Whether `codes` occurs at text position `p`.
+    let in_text = |codes: &[u8], p: i64| {
+        p >= 0
+            && p as u64 + codes.len() as u64 <= fm.n
+            && codes
+                .iter()
+                .zip(p as u64..)
+                .all(|(&c, t)| dna::packed_base(pac, t) == c)
+    };
     let min_len = min_len.max(1);
     let mut out = vec![Vec::new(); reads.len()];
     let mut next = 0;
@@ -128,6 +160,8 @@ pub fn greedy_seeds_many(
                     end: len,
                     start: len,
                     iv: fm.full(),
+                    walk: None,
+                    diag: None,
                 });
             }
             next += 1;
@@ -135,18 +169,57 @@ pub fn greedy_seeds_many(
         if active.is_empty() {
             break;
         }
-        let mut k = 0;
-        while k < active.len() {
-            let l = &mut active[k];
+        let mut i = 0;
+        while i < active.len() {
+            let l = &mut active[i];
             let codes = reads[l.job];
-            if l.start > 0 && codes[l.start - 1] < 4 {
+            let mut at = None;
+            if let Some((row, steps)) = l.walk {
+                // A unique match where the last seed's diagonal puts it
+                // (only one occurrence: that one) needs no walk.
+                let known = l
+                    .diag
+                    .map(|d| d + l.start as i64)
+                    .filter(|&p| steps == 0 && in_text(&codes[l.start..l.end], p));
+                match known.map(|p| p as u64).or_else(|| fm.walk_end(row, steps)) {
+                    None => {
+                        let row = fm.lf(row);
+                        fm.prefetch(row);
+                        l.walk = Some((row, steps + 1));
+                        i += 1;
+                        continue;
+                    }
+                    Some(mut p) => {
+                        // `p`: where read base `l.start` lies in the text.
+                        if p != u64::MAX {
+                            while l.start > 0
+                                && p > 0
+                                && codes[l.start - 1] < 4
+                                && dna::packed_base(pac, p - 1) == codes[l.start - 1]
+                            {
+                                l.start -= 1;
+                                p -= 1;
+                            }
+                        }
+                        l.walk = None;
+                        at = Some(p);
+                        if p != u64::MAX {
+                            l.diag = Some(p as i64 - l.start as i64);
+                        }
+                    }
+                }
+            } else if l.start > 0 && codes[l.start - 1] < 4 {
                 let iv = fm.extend(l.iv, codes[l.start - 1]);
                 if !iv.is_empty() {
                     l.iv = iv;
                     l.start -= 1;
                     fm.prefetch(iv.lo);
-                    fm.prefetch(iv.hi);
-                    k += 1;
+                    if iv.len() == 1 && l.end - l.start >= min_len {
+                        l.walk = Some((iv.lo, 0));
+                    } else {
+                        fm.prefetch(iv.hi);
+                    }
+                    i += 1;
                     continue;
                 }
             }
@@ -156,6 +229,7 @@ pub fn greedy_seeds_many(
                     qpos: l.start as u32,
                     len: (l.end - l.start) as u32,
                     rows: l.iv,
+                    at,
                 });
             }
             match l.start.checked_sub(1) {
@@ -163,10 +237,10 @@ pub fn greedy_seeds_many(
                     l.end = s;
                     l.start = s;
                     l.iv = fm.full();
-                    k += 1;
+                    i += 1;
                 }
                 _ => {
-                    active.swap_remove(k);
+                    active.swap_remove(i);
                 }
             }
         }
@@ -315,12 +389,32 @@ mod tests {
             }
             reads.push(r);
         }
+        // Matches that run to the text's start.
+        reads.push(text[..100].to_vec());
+        let mut r = text[..80].to_vec();
+        r[60] = (r[60] + 1) % 4;
+        reads.push(r);
         let refs: Vec<&[u8]> = reads.iter().map(|r| &r[..]).collect();
-        let many = greedy_seeds_many(&fm, &refs, 12, 7);
+        let many = greedy_seeds_many(&fm, index.pac(), &refs, 12, 7);
+        let mut found_at = 0;
         for (r, got) in reads.iter().zip(&many) {
             let mut one = Vec::new();
             greedy_seeds(&fm, r, 12, &mut one);
-            assert_eq!(&one, got);
+            // The same seeds; those found in the text where the index
+            // places them, and only unique ones.
+            assert_eq!(one.len(), got.len());
+            for (o, g) in one.iter().zip(got) {
+                assert_eq!((o.qpos, o.len, o.rows.len()), (g.qpos, g.len, g.rows.len()));
+                match g.at {
+                    Some(p) => {
+                        assert_eq!(o.rows.len(), 1);
+                        assert_eq!(p, fm.locate(o.rows.lo), "{o:?}");
+                        found_at += 1;
+                    }
+                    None => assert_eq!(o, g),
+                }
+            }
+            let got = &one;
             let mut last = r.len();
             for s in got {
                 let (q, l) = (s.qpos as usize, s.len as usize);
@@ -335,6 +429,7 @@ mod tests {
                 }
             }
         }
+        assert!(found_at > 50, "{found_at} seeds found in the text");
     }
 
     /// `maximal_seeds` gives exactly the exact matches of at least

@@ -73,9 +73,12 @@ pub fn resolve(path: &Path) -> Result<Resolved> {
     })
 }
 
-/// The bytes of an index: an mmap of the file, or 64-byte aligned memory.
+/// The bytes of an index: an mmap of the file, the file read into
+/// anonymous memory (its first `len` bytes; [`read_huge`]), or 64-byte
+/// aligned memory.
 enum Backing {
     Mmap(memmap2::Mmap),
+    Anon(memmap2::MmapMut, usize),
     Owned(Vec<OccLine>, usize),
 }
 
@@ -83,9 +86,43 @@ impl Backing {
     fn bytes(&self) -> &[u8] {
         match self {
             Backing::Mmap(m) => m,
+            Backing::Anon(m, len) => &m[..*len],
             Backing::Owned(v, len) => &bytemuck::cast_slice(v)[..*len],
         }
     }
+}
+
+/// The whole of `file` read into anonymous memory that the kernel is
+/// asked to back with transparent huge pages (`MADV_HUGEPAGE`), or `None`
+/// where such memory cannot be had (then the file is mapped instead).
+/// Mapping is searched by random accesses to the rank lines, the sampled
+/// suffix array and the packed text; with 4 KiB pages nearly each one
+/// also misses the TLB (a chr20 index spans 15,000 pages), with 2 MiB
+/// pages the whole index fits in it: on 150 bp chr20 pairs in the gapped
+/// modes about 5% less CPU time, for a copy of the file (about 10 ms for
+/// chr20's 62 MB).
+#[cfg(target_os = "linux")]
+fn read_huge(file: &File) -> std::io::Result<Option<Backing>> {
+    use std::io::Read;
+    const HUGE: usize = 2 << 20;
+    let len = file.metadata()?.len() as usize;
+    if len < HUGE {
+        return Ok(None);
+    }
+    let Ok(mut m) = memmap2::MmapMut::map_anon(len.div_ceil(HUGE) * HUGE) else {
+        return Ok(None);
+    };
+    if m.advise(memmap2::Advice::HugePage).is_err() {
+        return Ok(None);
+    }
+    let mut f = file;
+    f.read_exact(&mut m[..len])?;
+    Ok(Some(Backing::Anon(m, len)))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn read_huge(_: &File) -> std::io::Result<Option<Backing>> {
+    Ok(None)
 }
 
 /// A validated index, ready for search.
@@ -111,15 +148,20 @@ impl std::fmt::Debug for Index {
 }
 
 impl Index {
-    /// Maps and validates an index file (header, table, every checksum, and
-    /// the consistency of the sections) before any search.
+    /// Reads (into memory backed by huge pages where the kernel gives
+    /// them, else by an mmap of the file) and validates an index file
+    /// (header, table, every checksum, and the consistency of the
+    /// sections) before any search.
     pub fn open(path: &Path) -> Result<Index> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        if let Some(backing) = read_huge(&file).map_err(|e| Error::io(path, e))? {
+            return Self::from_backing(path, backing);
+        }
         // SAFETY: the map is read-only and its bytes are checked before use.
         // Like every mmap-based reader (ripgrep, bwa's -x mode) we cannot stop
         // another process from changing the file under us: pages lost to a
         // truncation raise SIGBUS when read (the binary turns that into an
-        // error exit with `cleanup::exit_on_sigbus`).
+        // error exit with `io::output::exit_on_sigbus`).
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
         Self::from_backing(path, Backing::Mmap(map))
     }

@@ -56,6 +56,9 @@ pub(super) fn ref_window(index: &Index, contig: u32, start: u64, end: u64) -> Ve
 /// Seeds searched in lockstep (see [`seed::greedy_seeds_many`]).
 const SEED_LANES: usize = 32;
 
+/// Rows of a chunk's seeds located in lockstep ([`FmIndex::locate_many`]).
+const LOCATE_LANES: usize = 32;
+
 /// The gapped alignments of each read of a chunk (see [`align_seeded`]):
 /// the seeds of all of them searched in lockstep first.
 pub(super) fn align_reads(
@@ -73,7 +76,8 @@ pub(super) fn align_reads(
         })
         .collect();
     let jobs: Vec<&[u8]> = codes.iter().flat_map(|c| [&c[0][..], &c[1][..]]).collect();
-    let mut found = seed::greedy_seeds_many(fm, &jobs, seed::MIN_SEED, SEED_LANES).into_iter();
+    let mut found =
+        seed::greedy_seeds_many(fm, index.pac(), &jobs, seed::MIN_SEED, SEED_LANES).into_iter();
     // What the first pass found is kept where a second one may follow.
     let mut memos: Vec<Option<Memo>> = reads
         .iter()
@@ -83,17 +87,47 @@ pub(super) fn align_reads(
                 .then(Memo::default)
         })
         .collect();
-    let mut out: Vec<(Vec<Aligned>, Option<Exhaustive>)> = reads
+    // The rows of every read's seeds located together, so that the LF
+    // walks of many reads overlap their cache misses.
+    let wanted: Vec<Vec<(usize, Seed, u64)>> = codes
         .iter()
-        .zip(&codes)
-        .zip(&mut memos)
-        .map(|((r, c), memo)| {
+        .map(|c| {
             let s = [
                 found.next().expect("two per read"),
                 found.next().expect("two per read"),
             ];
+            seed_rows(fm, [&c[0], &c[1]], s)
+        })
+        .collect();
+    let rows: Vec<u64> = wanted
+        .iter()
+        .flatten()
+        .filter(|w| w.1.at.is_none())
+        .map(|w| w.2)
+        .collect();
+    let mut walked = Vec::new();
+    fm.locate_many(&rows, LOCATE_LANES, &mut walked);
+    let mut walked = walked.into_iter();
+    let pos: Vec<u64> = wanted
+        .iter()
+        .flatten()
+        .map(|w| match w.1.at {
+            Some(p) => p,
+            None => walked.next().expect("one position per row"),
+        })
+        .collect();
+    let mut pos = &pos[..];
+    let mut out: Vec<(Vec<Aligned>, Option<Exhaustive>)> = reads
+        .iter()
+        .zip(&codes)
+        .zip(&mut memos)
+        .zip(&wanted)
+        .map(|(((r, c), memo), w)| {
+            let (here, rest) = pos.split_at(w.len());
+            pos = rest;
+            let anchors = seed_anchors(index, w, here);
             (
-                align_seeded(index, fm, mode, r, c, s, &[], memo.as_mut()),
+                align_seeded(index, mode, r, c, anchors, &[], memo.as_mut()),
                 None,
             )
         })
@@ -121,11 +155,10 @@ pub(super) fn align_reads(
             // anchors and candidate loci are reused (see `Memo`).
             *alns = align_seeded(
                 index,
-                fm,
                 mode,
                 &reads[i],
                 &codes[i],
-                [Vec::new(), Vec::new()],
+                Vec::new(),
                 &hits,
                 memos[i].as_mut(),
             );
@@ -465,6 +498,7 @@ fn reseed(fm: &FmIndex<'_>, codes: [&Vec<u8>; 2], seeds: &mut [Vec<Seed>; 2]) {
                     qpos: start as u32,
                     len: (end - start) as u32,
                     rows: iv,
+                    at: None,
                 });
             }
         }
@@ -506,14 +540,15 @@ struct Locus {
     ext: Option<Option<Aligned>>,
 }
 
-/// The anchors of a read's seeds on both strands (`codes`): every maximal
-/// match when the greedy cover found no seed, re-seeded, located.
-fn seed_anchors(
-    index: &Index,
+/// The rows to locate for a read's seeds on both strands (`codes`): every
+/// maximal match when the greedy cover found no seed, re-seeded; each row
+/// with its strand and seed ([`seed_anchors`] turns them into anchors),
+/// and once (row 0, not to locate) each seed whose position is known.
+fn seed_rows(
     fm: &FmIndex<'_>,
     [fwd, rc]: [&Vec<u8>; 2],
     mut seeds: [Vec<Seed>; 2],
-) -> Vec<Anchor> {
+) -> Vec<(usize, Seed, u64)> {
     let strands = [fwd, rc];
     if seeds.iter().all(Vec::is_empty) {
         // No piece of the greedy cover was a seed: every maximal match.
@@ -536,7 +571,9 @@ fn seed_anchors(
     let mut wanted: Vec<(usize, Seed, u64)> = Vec::new();
     for (s, v) in seeds.iter().enumerate() {
         for x in v {
-            if x.rows.len() <= seed::MAX_OCC {
+            if x.at.is_some() {
+                wanted.push((s, *x, 0));
+            } else if x.rows.len() <= seed::MAX_OCC {
                 wanted.extend((x.rows.lo..x.rows.hi).map(|r| (s, *x, r)));
             }
         }
@@ -545,15 +582,17 @@ fn seed_anchors(
         let step = (x.rows.len() / REPEAT_SAMPLE).max(1);
         wanted.extend((0..REPEAT_SAMPLE.min(x.rows.len())).map(|k| (s, x, x.rows.lo + k * step)));
     }
-    let rows: Vec<u64> = wanted.iter().map(|w| w.2).collect();
-    let mut pos = Vec::new();
-    fm.locate_many(&rows, 16, &mut pos);
+    wanted
+}
+
+/// The anchors of the rows [`seed_rows`] wanted, located at `pos`.
+fn seed_anchors(index: &Index, wanted: &[(usize, Seed, u64)], pos: &[u64]) -> Vec<Anchor> {
     // A seed that runs across an N run or from one contig into the next
     // (the text has neither) anchors each of its pieces long enough to be a
     // seed: the alignment then steps over the hole, or is clipped at the
     // contig's end with the rest a supplementary part, as bwa mem does.
     let mut anchors: Vec<Anchor> = Vec::with_capacity(wanted.len());
-    for (&(s, x, _), &p) in wanted.iter().zip(&pos) {
+    for (&(s, x, _), &p) in wanted.iter().zip(pos) {
         let pieces = index.segments.pieces(p, u64::from(x.len));
         for (off, len, contig, rpos) in pieces {
             if len < u64::from(x.len) && len < seed::MIN_SEED as u64 {
@@ -574,17 +613,17 @@ fn seed_anchors(
 /// The gapped alignments of a read given its codes and seeds on both
 /// strands, best first (ties in reference order), none scoring below the
 /// mode's minimum, no two at one locus. With `memo`, what depends only on
-/// the read and its seeds is kept there, and taken from there when a
-/// previous call kept it (`seeds` are then not looked at): a second call
-/// with more `whole` anchors returns what a first call with them would.
+/// the read and its seeds' `anchors` is kept there, and taken from there
+/// when a previous call kept it (`anchors` are then not looked at): a
+/// second call with more `whole` anchors returns what a first call with
+/// them would.
 #[allow(clippy::too_many_arguments)]
 fn align_seeded(
     index: &Index,
-    fm: &FmIndex<'_>,
     mode: Mode,
     read: &ReadView<'_>,
     [fwd, rc]: &[Vec<u8>; 2],
-    seeds: [Vec<Seed>; 2],
+    seed_anchors: Vec<Anchor>,
     whole: &[Whole],
     memo: Option<&mut Memo>,
 ) -> Vec<Aligned> {
@@ -600,7 +639,7 @@ fn align_seeded(
     let mut anchors = match &memo.anchors {
         Some(a) => a.clone(),
         None => {
-            let a = seed_anchors(index, fm, [fwd, rc], seeds);
+            let a = seed_anchors;
             if keep {
                 memo.anchors = Some(a.clone());
             }
