@@ -5,8 +5,11 @@ use std::collections::HashMap;
 use std::fmt::Write;
 use std::sync::Arc;
 
-use cudarc::driver::sys::CUdevice_attribute;
-use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig};
+use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
+use cudarc::driver::{
+    CudaContext, CudaEvent, CudaFunction, CudaStream, DeviceRepr, LaunchConfig, PinnedHostSlice,
+    ValidAsZeroBits,
+};
 
 use super::{MIN_DRIVER, Probe, SOURCES, compile, cuda_version, nvrtc_present, nvrtc_version};
 use crate::error::{Error, Result};
@@ -262,4 +265,41 @@ impl Gpu {
             .mem_get_info()
             .map_err(|e| driver_err("cannot read device memory", e))
     }
+}
+
+// Host-side machinery of the device runs (streams, page-locked buffers,
+// timing), shared by the rooms that launch kernels.
+
+/// Page-locked host memory of `len` elements (at least one), zeroed:
+/// copies from and to it run asynchronously on a stream.
+/// `write_combined` for buffers the host only writes (faster over PCIe,
+/// slow to read back).
+pub fn pinned<T: DeviceRepr + ValidAsZeroBits>(
+    ctx: &Arc<CudaContext>,
+    len: usize,
+    write_combined: bool,
+) -> Result<PinnedHostSlice<T>> {
+    let len = len.max(1);
+    let flags = if write_combined {
+        cudarc::driver::sys::CU_MEMHOSTALLOC_WRITECOMBINED
+    } else {
+        0
+    };
+    // SAFETY: the allocation is uninitialised; it is zeroed below, before
+    // any slice of it exists (T is valid as zero bits).
+    let mut p = unsafe { ctx.alloc_pinned_with_flags::<T>(len, flags) }
+        .map_err(|e| driver_err("pinned host memory", e))?;
+    let ptr = p
+        .as_mut_ptr()
+        .map_err(|e| driver_err("pinned host memory", e))?;
+    // SAFETY: ptr points to `len` elements of T just allocated above.
+    unsafe { std::ptr::write_bytes(ptr, 0, len) };
+    Ok(p)
+}
+
+/// An event that records time (cudarc's default does not).
+pub fn timing_event(gpu: &Gpu) -> Result<CudaEvent> {
+    gpu.ctx
+        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+        .map_err(|e| driver_err("new event", e))
 }

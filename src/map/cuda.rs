@@ -11,16 +11,14 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
-    CudaContext, CudaEvent, CudaSlice, CudaStream, DeviceRepr, PinnedHostSlice, PushKernelArg,
-    ValidAsZeroBits,
+    CudaContext, CudaEvent, CudaSlice, CudaStream, PinnedHostSlice, PushKernelArg,
 };
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::fm::{Interval, Ssa};
-use crate::gpu::context::{Gpu, grid};
+use crate::gpu::context::{Gpu, grid, pinned, timing_event};
 use crate::index::Index;
 use crate::search::{BiIndex, Found, SeedEngine};
 
@@ -118,31 +116,6 @@ pub fn pack_reads(
     Ok(())
 }
 
-/// Page-locked host memory of `len` elements (at least one), zeroed:
-/// copies from and to it run asynchronously on a stream.
-/// `write_combined` for buffers the host only writes (faster over PCIe,
-/// slow to read back).
-fn pinned<T: DeviceRepr + ValidAsZeroBits>(
-    ctx: &Arc<CudaContext>,
-    len: usize,
-    write_combined: bool,
-) -> Result<PinnedHostSlice<T>> {
-    let len = len.max(1);
-    let flags = if write_combined {
-        cudarc::driver::sys::CU_MEMHOSTALLOC_WRITECOMBINED
-    } else {
-        0
-    };
-    // SAFETY: the allocation is uninitialised; it is zeroed below, before
-    // any slice of it exists (T is valid as zero bits).
-    let mut p = unsafe { ctx.alloc_pinned_with_flags::<T>(len, flags) }
-        .map_err(|e| err("pinned host memory", e))?;
-    let ptr = p.as_mut_ptr().map_err(|e| err("pinned host memory", e))?;
-    // SAFETY: ptr points to `len` elements of T just allocated above.
-    unsafe { std::ptr::write_bytes(ptr, 0, len) };
-    Ok(p)
-}
-
 /// One of the two slots of [`DeviceIndex::exact_batch`]: a stream, pinned
 /// host buffers and device buffers for one sub-batch, and which reads are
 /// in flight in it.
@@ -162,13 +135,6 @@ struct Slot {
     /// Around the kernel: its time on the device.
     start: CudaEvent,
     stop: CudaEvent,
-}
-
-/// An event that records time (cudarc's default does not).
-fn timing_event(gpu: &Gpu) -> Result<CudaEvent> {
-    gpu.ctx
-        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-        .map_err(|e| err("new event", e))
 }
 
 impl Slot {
