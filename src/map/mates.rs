@@ -184,7 +184,7 @@ pub(super) fn rescue(
             skip: 0,
         };
         let min = rescue_min(mode, codes.len());
-        let x = rescue_extend(codes, &window, mode)
+        let x = rescue_extend(codes, &window, mode, min)
             .and_then(|e| aligned(codes, &window, at, mode, &quals, min, e));
         if let Some(x) = x {
             other.push(x);
@@ -204,10 +204,26 @@ const PROBE: usize = 16;
 /// can hold a probe many times).
 const PROBE_TRIES: usize = 4;
 
-/// [`align::extend`] of `read` in a rescue window: [`rescue_shortcut`]'s
-/// alignment when it settles one, else the dynamic program's.
-fn rescue_extend(read: &[u8], window: &[u8], mode: Mode) -> Option<Extended> {
-    rescue_shortcut(read, window, mode).or_else(|| align::extend(read, window, mode))
+/// [`align::extend`] of `read` in a rescue window as far as rescue uses it
+/// (an alignment scoring below `min` is dropped): [`rescue_shortcut`]'s
+/// alignment when it settles one; in `--local`, none when
+/// [`align::local_score_bound`] is below `min` (there AS is the dynamic
+/// program's score, the local optimum or a whole-read path's, at most the
+/// optimum, which the bound bounds: no mate in the window); else the
+/// dynamic program's.
+fn rescue_extend(read: &[u8], window: &[u8], mode: Mode, min: i32) -> Option<Extended> {
+    if let Some(e) = rescue_shortcut(read, window, mode) {
+        return Some(e);
+    }
+    // (The bound gives 0 for reads over 250 bases, which it does not
+    // bound: those go to the dynamic program.)
+    if mode == Mode::Local
+        && read.len() <= 250
+        && align::local_score_bound(read, window, mode, Some(min)).is_some_and(|b| b < min)
+    {
+        return None;
+    }
+    align::extend(read, window, mode)
 }
 
 /// The ungapped shortcut ([`align::ungapped`]) in a rescue window, which
@@ -380,15 +396,16 @@ mod tests {
         r
     }
 
-    /// The rescue shortcut against its oracle, `align::extend` over the
-    /// whole window: rescue-sized windows (1,300 bases) holding the mate
+    /// The rescue shortcut and the bound against their oracle,
+    /// `align::extend` over the whole window (its alignments that rescue
+    /// keeps): rescue-sized windows (1,300 bases) holding the mate
     /// with substitutions and indels, sometimes a near copy of it too, or
     /// not at all; with a window of low complexity sometimes.
     #[test]
     fn rescue_shortcut_is_extend() {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         for mode in [Mode::Local, Mode::EndToEnd] {
-            let mut settled = 0;
+            let (mut settled, mut dropped) = (0, 0);
             for case in 0..1500 {
                 let n = 1300;
                 let mut window: Vec<u8> = if case % 10 == 9 {
@@ -419,12 +436,23 @@ mod tests {
                         "case {case}, {mode:?}"
                     );
                 }
+                // What rescue keeps: alignments scoring at least its least.
+                let min = rescue_min(mode, read.len());
+                let kept = |e: Option<Extended>| e.filter(|e| e.score >= min);
+                let fast = rescue_extend(&read, &window, mode, min);
+                if fast.is_none() {
+                    dropped += 1;
+                }
                 assert_eq!(
-                    rescue_extend(&read, &window, mode),
-                    align::extend(&read, &window, mode)
+                    kept(fast),
+                    kept(align::extend(&read, &window, mode)),
+                    "case {case}, {mode:?}"
                 );
             }
             assert!(settled > 300, "{mode:?}: {settled} settled");
+            if mode == Mode::Local {
+                assert!(dropped > 50, "{dropped} dropped by the bound");
+            }
         }
     }
 }
