@@ -905,7 +905,7 @@ pub(super) fn extend_at(
 
 /// [`extend_at`]'s record of the extension `e` of `codes[at.skip..]` in
 /// `window`.
-fn aligned(
+pub(super) fn aligned(
     codes: &[u8],
     window: &[u8],
     at: Place,

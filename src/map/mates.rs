@@ -4,7 +4,7 @@
 //! proper pair by summed score against the best unpaired placement less
 //! [`PEN_UNPAIRED_MISMATCHES`], and the mates' MAPQ.
 
-use crate::align::{Mode, Scoring};
+use crate::align::{self, Extended, Mode, Scoring};
 use crate::dna;
 use crate::index::Index;
 use crate::pair::{Orientation, Window};
@@ -13,7 +13,7 @@ use crate::sam::Aligned;
 use crate::seed;
 
 use super::config::PairConfig;
-use super::extend::{Exhaustive, Place, Quals, dedup, extend_at, ref_window};
+use super::extend::{Exhaustive, Place, Quals, aligned, dedup, ref_window};
 use super::select::{MAPQ_MAX, pair_mapq, primary_of, single_mapq};
 
 /// What an unpaired placement of the mates costs against a proper pair, in
@@ -183,14 +183,10 @@ pub(super) fn rescue(
             rev,
             skip: 0,
         };
-        if let Some(x) = extend_at(
-            codes,
-            &window,
-            at,
-            mode,
-            &quals,
-            rescue_min(mode, codes.len()),
-        ) {
+        let min = rescue_min(mode, codes.len());
+        let x = rescue_extend(codes, &window, mode, min)
+            .and_then(|e| aligned(codes, &window, at, mode, &quals, min, e));
+        if let Some(x) = x {
             other.push(x);
             added = true;
         }
@@ -198,6 +194,68 @@ pub(super) fn rescue(
     if added {
         dedup(other);
     }
+}
+
+/// The length of the read's probes that find the diagonals
+/// [`rescue_shortcut`] tries.
+const PROBE: usize = 16;
+
+/// Diagonals [`rescue_shortcut`] tries at most (a repeat in the window
+/// can hold a probe many times).
+const PROBE_TRIES: usize = 4;
+
+/// [`align::extend`] of `read` in a rescue window as far as rescue uses it
+/// (an alignment scoring below `min` is dropped): [`rescue_shortcut`]'s
+/// alignment when it settles one; in `--local`, none when
+/// [`align::local_score_bound`] is below `min` (there AS is the dynamic
+/// program's score, the local optimum or a whole-read path's, at most the
+/// optimum, which the bound bounds: no mate in the window); else the
+/// dynamic program's.
+fn rescue_extend(read: &[u8], window: &[u8], mode: Mode, min: i32) -> Option<Extended> {
+    if let Some(e) = rescue_shortcut(read, window, mode) {
+        return Some(e);
+    }
+    // (The bound gives 0 for reads over 250 bases, which it does not
+    // bound: those go to the dynamic program.)
+    if mode == Mode::Local
+        && read.len() <= 250
+        && align::local_score_bound(read, window, mode, Some(min)).is_some_and(|b| b < min)
+    {
+        return None;
+    }
+    align::extend(read, window, mode)
+}
+
+/// The ungapped shortcut ([`align::ungapped`]) in a rescue window, which
+/// has no anchor diagonal: tried on the diagonals where the read's first,
+/// middle or last [`PROBE`] bases occur exactly in the window (at most
+/// [`PROBE_TRIES`]). The shortcut proves that its alignment is what
+/// [`align::extend`] finds in the whole window, so whichever diagonal
+/// proves it gives the same alignment; `None` when none does.
+fn rescue_shortcut(read: &[u8], window: &[u8], mode: Mode) -> Option<Extended> {
+    let m = read.len();
+    if m < PROBE || window.len() < m {
+        return None;
+    }
+    let mut tried: Vec<usize> = Vec::with_capacity(PROBE_TRIES);
+    for q in [0, (m - PROBE) / 2, m - PROBE] {
+        for p in memchr::memmem::find_iter(window, &read[q..q + PROBE]) {
+            let Some(off) = p.checked_sub(q) else {
+                continue;
+            };
+            if off + m > window.len() || tried.contains(&off) {
+                continue;
+            }
+            if tried.len() == PROBE_TRIES {
+                return None;
+            }
+            tried.push(off);
+            if let Some(u) = align::ungapped(read, window, off, mode) {
+                return Some(u.ext);
+            }
+        }
+    }
+    None
 }
 
 /// The least score of a mate found by rescue: in `--local` a seed's length
@@ -300,5 +358,101 @@ pub(super) fn choose_pair(
         mapq: [q1, q2],
         proper,
         pairs_found: if proper { pairs.len() as u64 } else { 0 },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rng(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
+    /// A copy of `src` with `subs` substitutions and, sometimes, an indel.
+    fn mutate(seed: &mut u64, src: &[u8], subs: usize) -> Vec<u8> {
+        let mut r = src.to_vec();
+        for _ in 0..subs {
+            let i = (rng(seed) % r.len() as u64) as usize;
+            r[i] = (r[i] + 1 + (rng(seed) % 3) as u8) % 4;
+        }
+        match rng(seed) % 6 {
+            0 => {
+                let i = 10 + (rng(seed) % (r.len() as u64 - 20)) as usize;
+                let n = 1 + (rng(seed) % 4) as usize;
+                r.drain(i..i + n);
+            }
+            1 => {
+                let i = 10 + (rng(seed) % (r.len() as u64 - 20)) as usize;
+                for _ in 0..1 + rng(seed) % 4 {
+                    r.insert(i, (rng(seed) % 4) as u8);
+                }
+            }
+            _ => {}
+        }
+        r
+    }
+
+    /// The rescue shortcut and the bound against their oracle,
+    /// `align::extend` over the whole window (its alignments that rescue
+    /// keeps): rescue-sized windows (1,300 bases) holding the mate
+    /// with substitutions and indels, sometimes a near copy of it too, or
+    /// not at all; with a window of low complexity sometimes.
+    #[test]
+    fn rescue_shortcut_is_extend() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for mode in [Mode::Local, Mode::EndToEnd] {
+            let (mut settled, mut dropped) = (0, 0);
+            for case in 0..1500 {
+                let n = 1300;
+                let mut window: Vec<u8> = if case % 10 == 9 {
+                    (0..n).map(|i| ((i / 3) % 2) as u8 * 3).collect()
+                } else {
+                    (0..n).map(|_| (rng(&mut seed) % 4) as u8).collect()
+                };
+                let m = [100, 150, 250][case % 3];
+                let at = (rng(&mut seed) % (n - m) as u64) as usize;
+                let truth = window[at..at + m].to_vec();
+                let subs = (rng(&mut seed) % 9) as usize;
+                let read = match case % 7 {
+                    6 => (0..m).map(|_| (rng(&mut seed) % 4) as u8).collect(),
+                    _ => mutate(&mut seed, &truth, subs),
+                };
+                if case % 4 == 1 {
+                    // A near copy of the read's source elsewhere.
+                    let k = (rng(&mut seed) % 4) as usize;
+                    let copy = mutate(&mut seed, &truth, k);
+                    let to = (rng(&mut seed) % (n - copy.len()) as u64) as usize;
+                    window[to..to + copy.len()].copy_from_slice(&copy);
+                }
+                if let Some(e) = rescue_shortcut(&read, &window, mode) {
+                    settled += 1;
+                    assert_eq!(
+                        Some(e),
+                        align::extend(&read, &window, mode),
+                        "case {case}, {mode:?}"
+                    );
+                }
+                // What rescue keeps: alignments scoring at least its least.
+                let min = rescue_min(mode, read.len());
+                let kept = |e: Option<Extended>| e.filter(|e| e.score >= min);
+                let fast = rescue_extend(&read, &window, mode, min);
+                if fast.is_none() {
+                    dropped += 1;
+                }
+                assert_eq!(
+                    kept(fast),
+                    kept(align::extend(&read, &window, mode)),
+                    "case {case}, {mode:?}"
+                );
+            }
+            assert!(settled > 300, "{mode:?}: {settled} settled");
+            if mode == Mode::Local {
+                assert!(dropped > 50, "{dropped} dropped by the bound");
+            }
+        }
     }
 }
