@@ -80,19 +80,7 @@ pub fn read_fasta(path: &Path) -> Result<Reference> {
 /// [`read_fasta`] from any reader (plain, gzip or BGZF); `path` is used in
 /// messages only.
 pub fn read_fasta_from<R: Read + Send>(reader: R, path: &Path) -> Result<Reference> {
-    let (scan, text) = scan_from(
-        reader,
-        path,
-        u64::MAX,
-        CHUNK,
-        Some(PackedText::default()),
-        1,
-    )?;
-    Ok(Reference {
-        layout: scan.layout,
-        text: text.expect("asked for").to_codes(),
-        warnings: scan.warnings,
-    })
+    Ok(read_packed_from(reader, path, 1)?.unpacked())
 }
 
 /// The reference at `path` read in one streaming pass straight into a 2-bit
@@ -102,7 +90,18 @@ pub fn read_fasta_from<R: Read + Send>(reader: R, path: &Path) -> Result<Referen
 /// fit a memory limit. With `threads > 1` the contigs' MD5 digests run on a
 /// second thread, beside the parse.
 pub fn read_packed(path: &Path, threads: usize) -> Result<Reference<PackedText>> {
-    let (scan, text) = scan(path, u64::MAX, CHUNK, Some(PackedText::default()), threads)?;
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    read_packed_from(file, path, threads)
+}
+
+/// [`read_packed`] from any reader; `path` is used in messages only.
+fn read_packed_from<R: Read + Send>(
+    reader: R,
+    path: &Path,
+    threads: usize,
+) -> Result<Reference<PackedText>> {
+    let text = Some(PackedText::default());
+    let (scan, text) = scan_from(reader, path, u64::MAX, CHUNK, text, threads)?;
     Ok(Reference {
         layout: scan.layout,
         text: text.expect("asked for"),

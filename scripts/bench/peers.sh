@@ -39,7 +39,7 @@
 # Needs: bwa, bowtie, bowtie-build, wgsim (Debian package samtools), /usr/bin/time
 # (package time), awk, comm, sort.
 set -euo pipefail
-
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 QUICK=${QUICK:-0}
 while [[ $# -gt 0 ]]; do
@@ -47,13 +47,11 @@ while [[ $# -gt 0 ]]; do
         --quick) QUICK=1 ;;
         --work) [[ $# -ge 2 ]] || die "--work needs a folder"; WORK=$2; shift ;;
         --work=*) WORK=${1#--work=} ;;
-        -h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$SELF"; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
     shift
 done
-
-source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 FMALIGN=${FMALIGN:-target/release/fmalign}
 WORK=${WORK:-bench-out}

@@ -215,10 +215,8 @@ fn rescue_extend(read: &[u8], window: &[u8], mode: Mode, min: i32) -> Option<Ext
     if let Some(e) = rescue_shortcut(read, window, mode) {
         return Some(e);
     }
-    // (The bound gives 0 for reads over 250 bases, which it does not
-    // bound: those go to the dynamic program.)
+    // (No bound for reads over 250 bases: those go to the dynamic program.)
     if mode == Mode::Local
-        && read.len() <= 250
         && align::local_score_bound(read, window, mode, Some(min)).is_some_and(|b| b < min)
     {
         return None;
