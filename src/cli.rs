@@ -285,9 +285,8 @@ impl IndexArgs {
             // (fmalign::dist::build).
             max_memory: self.max_memory.or_else(|| {
                 (!self.distributed)
-                    .then(fmalign::mem::available_memory)
+                    .then(fmalign::index::default_max_memory)
                     .flatten()
-                    .map(|m| m / 10 * 9)
             }),
             max_gpu_memory: self.max_gpu_memory,
             max_part: self.max_part,

@@ -112,15 +112,19 @@ pub mod segments;
 pub mod tables;
 
 // The API.
-pub use align::Mode;
+pub use align::{Mode, Op};
 pub use device::Device;
 pub use error::{Error, Result};
-pub use index::{BuildReport, Index, IndexConfig, build_in_memory, build_index};
+pub use index::{
+    BuildReport, Index, IndexConfig, Resolved, build_in_memory, build_index, default_max_memory,
+    resolve as resolve_index,
+};
 pub use io::fastq::Batch;
 pub use map::{MapConfig, MapStats, Mapped, Mapper, OutputFormat, OwnedRecord, PairConfig, Report};
+pub use mem::parse_size;
 pub use pair::Orientation;
 pub use read::ReadView;
-pub use reference::Reference;
+pub use reference::{Contig, Layout, Reference};
 pub use sam::ReadGroup;
 pub use scan::read_fasta;
 

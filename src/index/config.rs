@@ -132,6 +132,12 @@ impl Default for IndexConfig {
     }
 }
 
+/// `fmalign index`'s memory limit when none is given (`--max-memory`):
+/// 90% of the memory available now; `None` where that cannot be read.
+pub fn default_max_memory() -> Option<u64> {
+    crate::mem::available_memory().map(|m| m / 10 * 9)
+}
+
 /// Peak memory of the whole-text `fmalign index` for a text of `n`
 /// unambiguous bases, with 64-bit positions when `wide`: bytes per base
 /// from the peaks measured in docs/BENCHMARKS.md (libsais: 5.8 on chr20,

@@ -14,7 +14,9 @@ mod sections;
 pub use build::{
     BuildReport, build_and_write, build_file, build_in_memory, build_index, checked_output,
 };
-pub use config::{DEFAULT_SA_SAMPLE, DistAlgorithm, IndexConfig, memory_estimate};
+pub use config::{
+    DEFAULT_SA_SAMPLE, DistAlgorithm, IndexConfig, default_max_memory, memory_estimate,
+};
 pub use open::{Index, Resolved, default_path, resolve};
 pub(crate) use sections::{FLAG_WIDE, encode_layout};
 pub use sections::{Meta, WIDE_THRESHOLD};

@@ -276,6 +276,45 @@ impl Index {
         self.section(SectionId::Pac)
     }
 
+    /// The codes (0..=3, [`crate::dna::NO_BASE`] in ambiguous runs) of
+    /// contig `contig` over `start..end` (0-based, end exclusive, within
+    /// the contig).
+    pub fn codes(&self, contig: u32, start: u64, end: u64) -> Vec<u8> {
+        let mut out = vec![crate::dna::NO_BASE; end.saturating_sub(start) as usize];
+        let segs = &self.segments.0;
+        let pac = self.pac();
+        let mut k = segs.partition_point(|s| (s.contig, s.contig_start + s.len) <= (contig, start));
+        while let Some(s) = segs.get(k) {
+            if s.contig != contig || s.contig_start >= end {
+                break;
+            }
+            let lo = s.contig_start.max(start);
+            let hi = (s.contig_start + s.len).min(end);
+            for p in lo..hi {
+                out[(p - start) as usize] =
+                    crate::dna::packed_base(pac, s.text_start + (p - s.contig_start));
+            }
+            k += 1;
+        }
+        out
+    }
+
+    /// The bases of the contig named `name` over `start..end` (0-based, end
+    /// exclusive; `None`: to the contig's end; both clamped to it) as upper-case
+    /// letters, `N` in ambiguous runs (the index keeps no other IUPAC code);
+    /// `None` when no contig has that name.
+    pub fn sequence(&self, name: &str, start: u64, end: Option<u64>) -> Option<Vec<u8>> {
+        let k = self.layout.contigs.iter().position(|c| c.name == name)?;
+        let len = self.layout.contigs[k].len;
+        let end = end.unwrap_or(len).min(len);
+        let start = start.min(end);
+        let mut v = self.codes(k as u32, start, end);
+        for b in &mut v {
+            *b = b"ACGTN"[usize::from(*b)];
+        }
+        Some(v)
+    }
+
     /// The FM-index view.
     pub fn fm(&self) -> FmIndex<'_> {
         let ssa_bytes = self.section(SectionId::Ssa);

@@ -35,22 +35,7 @@ const REPEAT_SAMPLE: u64 = 10;
 
 /// Reference codes (0..=3, 4 in holes) of `contig` over `start..end`.
 pub(super) fn ref_window(index: &Index, contig: u32, start: u64, end: u64) -> Vec<u8> {
-    let mut out = vec![dna::NO_BASE; (end - start) as usize];
-    let segs = &index.segments.0;
-    let pac = index.pac();
-    let mut k = segs.partition_point(|s| (s.contig, s.contig_start + s.len) <= (contig, start));
-    while let Some(s) = segs.get(k) {
-        if s.contig != contig || s.contig_start >= end {
-            break;
-        }
-        let lo = s.contig_start.max(start);
-        let hi = (s.contig_start + s.len).min(end);
-        for p in lo..hi {
-            out[(p - start) as usize] = dna::packed_base(pac, s.text_start + (p - s.contig_start));
-        }
-        k += 1;
-    }
-    out
+    index.codes(contig, start, end)
 }
 
 /// Seeds searched in lockstep (see [`seed::greedy_seeds_many`]).

@@ -1,0 +1,687 @@
+//! `fmalign` for Python: build an index, open it, map reads held in memory.
+//!
+//! A thin layer over the library's public API (`fmalign::build_index`,
+//! `fmalign::Index`, `fmalign::Mapper`): every alignment comes from the
+//! same batch driver as `fmalign map`, and `Alignment.to_sam()` is the line
+//! the CLI writes. What is here is only translation: Python arguments to
+//! the library's options, its records to mappy-style hits, its errors to
+//! exceptions. The GIL is released while the library works.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+
+use fm::{Batch, Choice, Index, MapConfig, Mapper, Mode, Op, OwnedRecord, PairConfig, ReadView};
+use fmalign_core as fm;
+use pyo3::exceptions::{PyException, PyFileNotFoundError, PyOSError, PyValueError};
+use pyo3::prelude::*;
+
+pyo3::create_exception!(
+    fmalign,
+    FmalignError,
+    PyException,
+    "An error of the fmalign library (a damaged index, an input it cannot use); the message names the file and the record."
+);
+
+/// The library's error as the Python exception a caller expects: a missing
+/// file is `FileNotFoundError`, another I/O error `OSError`, a bad option or
+/// read `ValueError`, anything else (a damaged index, a FASTA it cannot
+/// use) `fmalign.FmalignError`; the message is the library's.
+fn py_err(e: fm::Error) -> PyErr {
+    let msg = e.to_string();
+    match &e {
+        fm::Error::Io { source, .. } => {
+            let detail = format!("{msg}: {source}");
+            if source.kind() == std::io::ErrorKind::NotFound {
+                PyFileNotFoundError::new_err(detail)
+            } else {
+                PyOSError::new_err(detail)
+            }
+        }
+        // A path that names nothing: the library says so in its words.
+        fm::Error::Input { path, .. } if !path.as_os_str().is_empty() && !path.exists() => {
+            PyFileNotFoundError::new_err(msg)
+        }
+        fm::Error::Usage(_) => PyValueError::new_err(msg),
+        fm::Error::Format { source, .. } => FmalignError::new_err(format!("{msg}: {source}")),
+        _ => FmalignError::new_err(msg),
+    }
+}
+
+/// A size given as bytes (int) or as `fmalign index --max-memory` takes it
+/// ("4G", "512M").
+#[derive(FromPyObject)]
+enum Size {
+    Bytes(u64),
+    Text(String),
+}
+
+impl Size {
+    fn bytes(self) -> PyResult<u64> {
+        match self {
+            Size::Bytes(n) => Ok(n),
+            Size::Text(s) => fm::parse_size(&s).map_err(PyValueError::new_err),
+        }
+    }
+}
+
+/// Threads as the CLI's `-t`: 0 is every CPU this process may run on.
+fn threads(asked: usize) -> usize {
+    if asked == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        fm::usable_threads(asked).0
+    }
+}
+
+/// build_index(fasta, index=None, threads=0, max_memory=None)
+/// --
+///
+/// Builds the index of the FASTA at `fasta` (plain, gzip or BGZF) as
+/// `fmalign index` does, to the same bytes, and returns its path: `index`,
+/// or `fasta` + ".fmi". `threads` 0 uses every CPU; `max_memory` (bytes, or
+/// a size such as "4G"; default 90% of the available memory) bounds the
+/// build, which then runs in parts. No progress is shown. The FASTA itself
+/// is never overwritten. Raises FileNotFoundError, OSError, ValueError or
+/// fmalign.FmalignError with the library's message.
+#[pyfunction]
+#[pyo3(signature = (fasta, index=None, threads=0, max_memory=None))]
+fn build_index(
+    py: Python<'_>,
+    fasta: PathBuf,
+    index: Option<PathBuf>,
+    threads: usize,
+    max_memory: Option<Size>,
+) -> PyResult<PathBuf> {
+    let max_memory = match max_memory {
+        Some(s) => Some(s.bytes()?),
+        None => fm::default_max_memory(),
+    };
+    let cfg = fm::IndexConfig {
+        threads: self::threads(threads),
+        max_memory,
+        // The module is built without the CUDA backend.
+        device: fm::Device::Cpu,
+        ..fm::IndexConfig::default()
+    };
+    let out = index.unwrap_or_else(|| fm::index::default_path(&fasta));
+    py.detach(|| fm::build_index(&fasta, &out, &cfg))
+        .map_err(py_err)?;
+    Ok(out)
+}
+
+/// Open indexes by canonical path: aligners of one index share one copy.
+static OPEN: Mutex<Option<HashMap<PathBuf, Weak<Index>>>> = Mutex::new(None);
+
+/// The index at `path` (an index file, or the FASTA it was built from, as
+/// the CLI takes it), opened once per process while any aligner holds it.
+fn shared_index(path: &Path) -> fm::Result<(Arc<Index>, Option<String>)> {
+    let resolved = fm::resolve_index(path)?;
+    let key =
+        std::fs::canonicalize(&resolved.path).map_err(|e| fm::Error::io(&resolved.path, e))?;
+    let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+    let open = open.get_or_insert_with(HashMap::new);
+    if let Some(index) = open.get(&key).and_then(Weak::upgrade) {
+        return Ok((index, resolved.warning));
+    }
+    let index = Arc::new(Index::open(&resolved.path)?);
+    open.retain(|_, w| w.strong_count() > 0);
+    open.insert(key, Arc::downgrade(&index));
+    Ok((index, resolved.warning))
+}
+
+/// One alignment of a read, with mappy's attribute names.
+#[pyclass(frozen, module = "fmalign")]
+struct Alignment {
+    /// Contig name.
+    #[pyo3(get)]
+    ctg: String,
+    /// Contig length.
+    #[pyo3(get)]
+    ctg_len: u64,
+    /// 0-based start on the contig.
+    #[pyo3(get)]
+    r_st: u64,
+    /// 0-based end on the contig (exclusive).
+    #[pyo3(get)]
+    r_en: u64,
+    /// 0-based start on the read, in its own (forward) coordinates.
+    #[pyo3(get)]
+    q_st: u32,
+    /// 0-based end on the read (exclusive).
+    #[pyo3(get)]
+    q_en: u32,
+    /// +1 forward, -1 reverse.
+    #[pyo3(get)]
+    strand: i32,
+    /// MAPQ.
+    #[pyo3(get)]
+    mapq: u8,
+    /// Edit distance (`NM:i`).
+    #[pyo3(get, name = "NM")]
+    nm: u32,
+    /// `MD:Z`.
+    #[pyo3(get, name = "MD")]
+    md: String,
+    /// Alignment score (`AS:i`).
+    #[pyo3(get)]
+    score: Option<i32>,
+    /// 1 or 2: the mate of a pair (1 for a single read).
+    #[pyo3(get)]
+    read_num: u8,
+    /// SAM FLAG.
+    #[pyo3(get)]
+    flag: u16,
+    /// The read's name (QNAME).
+    #[pyo3(get)]
+    name: String,
+    record: OwnedRecord,
+    index: Arc<Index>,
+    rg: Option<String>,
+}
+
+/// mappy's CIGAR operation codes (BAM's): M 0, I 1, D 2, S 4.
+fn op_code(op: Op) -> u32 {
+    match op {
+        Op::Match => 0,
+        Op::Ins => 1,
+        Op::Del => 2,
+        Op::Soft => 4,
+    }
+}
+
+impl Alignment {
+    /// `r` as a hit, or `None` for an unmapped record.
+    fn of(r: OwnedRecord, index: &Arc<Index>, rg: Option<&str>) -> Option<Alignment> {
+        let (contig, _) = r.place.filter(|_| r.is_mapped())?;
+        let (r_st, r_en) = r.ref_range()?;
+        let (q_st, q_en) = r.query_range()?;
+        let c = &index.layout.contigs[contig as usize];
+        Some(Alignment {
+            ctg: c.name.clone(),
+            ctg_len: c.len,
+            r_st,
+            r_en,
+            q_st,
+            q_en,
+            strand: if r.is_reverse() { -1 } else { 1 },
+            mapq: r.mapq,
+            nm: r.nm.unwrap_or(0),
+            md: r
+                .md
+                .as_deref()
+                .map(|m| String::from_utf8_lossy(m).into_owned())
+                .unwrap_or_default(),
+            score: r.score,
+            read_num: if r.flag & 0x80 != 0 { 2 } else { 1 },
+            flag: r.flag,
+            name: String::from_utf8_lossy(&r.name).into_owned(),
+            record: r,
+            index: Arc::clone(index),
+            rg: rg.map(str::to_owned),
+        })
+    }
+}
+
+#[pymethods]
+impl Alignment {
+    /// The CIGAR as a string (`100M`, `5S95M`).
+    #[getter]
+    fn cigar_str(&self) -> String {
+        let mut s = String::new();
+        for &(op, n) in &self.record.cigar {
+            s.push_str(&n.to_string());
+            s.push(char::from(op.letter()));
+        }
+        s
+    }
+
+    /// The CIGAR as [length, operation] pairs, operations coded as in BAM
+    /// (M 0, I 1, D 2, S 4), as mappy gives it.
+    #[getter]
+    fn cigar(&self) -> Vec<[u32; 2]> {
+        self.record
+            .cigar
+            .iter()
+            .map(|&(op, n)| [n, op_code(op)])
+            .collect()
+    }
+
+    /// Neither secondary nor supplementary.
+    #[getter]
+    fn is_primary(&self) -> bool {
+        self.record.is_primary()
+    }
+
+    /// Flag 0x100.
+    #[getter]
+    fn is_secondary(&self) -> bool {
+        self.record.is_secondary()
+    }
+
+    /// Flag 0x800: another part of a chimeric read.
+    #[getter]
+    fn is_supplementary(&self) -> bool {
+        self.record.is_supplementary()
+    }
+
+    /// The SAM record `fmalign map` writes for this alignment, without the
+    /// newline.
+    fn to_sam(&self) -> String {
+        let mut line = self.record.to_sam(&self.index.layout, self.rg.as_deref());
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        String::from_utf8_lossy(&line).into_owned()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<Alignment {}:{}-{} {} q {}-{} {} mapq {} NM {}>",
+            self.ctg,
+            self.r_st,
+            self.r_en,
+            if self.strand > 0 { '+' } else { '-' },
+            self.q_st,
+            self.q_en,
+            self.cigar_str(),
+            self.mapq,
+            self.nm
+        )
+    }
+}
+
+/// A read given as (name, seq, qual) or (name, seq): each a str or bytes,
+/// qual None for no qualities.
+struct Read {
+    name: Vec<u8>,
+    seq: Vec<u8>,
+    qual: Option<Vec<u8>>,
+}
+
+/// Bytes of a str or bytes argument.
+#[derive(FromPyObject)]
+enum Text {
+    Str(String),
+    Bytes(Vec<u8>),
+}
+
+impl Text {
+    fn into_bytes(self) -> Vec<u8> {
+        match self {
+            Text::Str(s) => s.into_bytes(),
+            Text::Bytes(b) => b,
+        }
+    }
+}
+
+impl Read {
+    fn new(name: Option<Text>, seq: Text, qual: Option<Text>) -> Read {
+        Read {
+            name: name.map(Text::into_bytes).unwrap_or_default(),
+            seq: seq.into_bytes(),
+            qual: qual.map(Text::into_bytes),
+        }
+    }
+
+    fn view(&self) -> ReadView<'_> {
+        ReadView {
+            name: &self.name,
+            seq: &self.seq,
+            qual: self.qual.as_deref(),
+        }
+    }
+
+    /// `item` of a batch: a (name, seq[, qual]) tuple or list.
+    fn from_item(item: &Bound<'_, PyAny>, i: usize) -> PyResult<Read> {
+        let bad = || {
+            PyValueError::new_err(format!(
+                "read {} of the batch: expected a (name, seq, qual) tuple",
+                i + 1
+            ))
+        };
+        let t: Vec<Bound<'_, PyAny>> = item.extract().map_err(|_| bad())?;
+        if !(2..=3).contains(&t.len()) {
+            return Err(bad());
+        }
+        let name: Option<Text> = t[0].extract()?;
+        let seq: Text = t[1].extract()?;
+        let qual: Option<Text> = match t.get(2) {
+            Some(q) => q.extract()?,
+            None => None,
+        };
+        Ok(Read::new(name, seq, qual))
+    }
+}
+
+/// A batch of reads as the library takes them (checked as the FASTQ
+/// reader checks a record).
+fn batch(reads: &[Read]) -> PyResult<Batch> {
+    Batch::from_reads(reads.iter().map(Read::view)).map_err(PyValueError::new_err)
+}
+
+/// Aligner(index, mode="local", mismatches=0, threads=0, k=None, all=False,
+///         strata=False, split_secondary=False, orientation="fr",
+///         min_insert=None, max_insert=None, read_group=None)
+/// --
+///
+/// Maps reads against one index with one set of options, as `fmalign map`
+/// does. `index` is an index file or the FASTA it was built from (with
+/// `fmalign index` or `build_index`); aligners of one index in one process
+/// share one copy of it. `mode`: "local" (bwa mem's scores, the default),
+/// "end-to-end" (bowtie2's) or "ungapped" (bowtie's `-v K`, K =
+/// `mismatches`, 0 for exact matches). `threads` 0 uses every CPU. `k`:
+/// report up to k alignments per read (`-k`); `all`: every one (`-a`);
+/// `strata`: only the best stratum (`--strata`, ungapped);
+/// `split_secondary`: `-M`. Pairs: `orientation` "fr", "rf" or "ff";
+/// `min_insert`/`max_insert` (`-I`/`-X`) give the window of a proper pair,
+/// otherwise it is estimated from the pairs of the first call of
+/// `map_pair_batch` or `map_pair` (from fewer than 20 uniquely mapped pairs
+/// it is 0..500, as the CLI's). `read_group`: the ID written as `RG:Z` by
+/// `Alignment.to_sam()`.
+#[pyclass(frozen, module = "fmalign")]
+struct Aligner {
+    mapper: Arc<Mapper>,
+    index: Arc<Index>,
+    mode: String,
+    rg: Option<String>,
+}
+
+impl Aligner {
+    /// Each read's (or pair's) mapped records as hits.
+    fn hits(&self, records: Vec<Vec<OwnedRecord>>) -> Vec<Vec<Alignment>> {
+        records
+            .into_iter()
+            .map(|rs| {
+                rs.into_iter()
+                    .filter_map(|r| Alignment::of(r, &self.index, self.rg.as_deref()))
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn map_reads(&self, py: Python<'_>, reads: Vec<Read>) -> PyResult<Vec<Vec<Alignment>>> {
+        let mapper = Arc::clone(&self.mapper);
+        let records = py.detach(move || -> PyResult<_> {
+            let b = batch(&reads)?;
+            mapper.map(&b).map(|(r, _)| r).map_err(py_err)
+        })?;
+        Ok(self.hits(records))
+    }
+
+    fn map_pairs(
+        &self,
+        py: Python<'_>,
+        ones: Vec<Read>,
+        twos: Vec<Read>,
+    ) -> PyResult<Vec<Vec<Alignment>>> {
+        let mapper = Arc::clone(&self.mapper);
+        let records = py.detach(move || -> PyResult<_> {
+            let (b1, b2) = (batch(&ones)?, batch(&twos)?);
+            mapper.map_pairs(&b1, &b2).map(|(r, _)| r).map_err(py_err)
+        })?;
+        Ok(self.hits(records))
+    }
+}
+
+#[pymethods]
+impl Aligner {
+    #[new]
+    #[pyo3(signature = (
+        index, mode = "local", mismatches = 0, threads = 0, k = None, all = false,
+        strata = false, split_secondary = false, orientation = "fr",
+        min_insert = None, max_insert = None, read_group = None
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        index: PathBuf,
+        mode: &str,
+        mismatches: u8,
+        threads: usize,
+        k: Option<usize>,
+        all: bool,
+        strata: bool,
+        split_secondary: bool,
+        orientation: &str,
+        min_insert: Option<u64>,
+        max_insert: Option<u64>,
+        read_group: Option<String>,
+    ) -> PyResult<Aligner> {
+        let gapped = match mode {
+            "local" => Some(Mode::Local),
+            "end-to-end" => Some(Mode::EndToEnd),
+            "ungapped" => None,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "mode {mode:?}: expected \"local\", \"end-to-end\" or \"ungapped\""
+                )));
+            }
+        };
+        if mismatches > 3 {
+            return Err(PyValueError::new_err(format!(
+                "mismatches={mismatches}: the ungapped mode allows 0 to 3 (bowtie's -v)"
+            )));
+        }
+        if mismatches > 0 && gapped.is_some() {
+            return Err(PyValueError::new_err(format!(
+                "mismatches={mismatches} is for mode=\"ungapped\" (the gapped modes score their alignments)"
+            )));
+        }
+        if k == Some(0) {
+            return Err(PyValueError::new_err("k must be at least 1"));
+        }
+        let orientation = fm::Orientation::from_name(orientation).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "orientation {orientation:?}: expected \"fr\", \"rf\" or \"ff\""
+            ))
+        })?;
+        let cfg = MapConfig {
+            threads: self::threads(threads),
+            report: match (all, k) {
+                (true, _) => fm::Report::All,
+                (false, Some(k)) => fm::Report::UpTo(k),
+                (false, None) => fm::Report::Best,
+            },
+            mismatches,
+            strata,
+            split_secondary,
+            gapped,
+            device: fm::Device::Cpu,
+            ..MapConfig::default()
+        };
+        let pairing = PairConfig {
+            orientation,
+            min_insert,
+            max_insert,
+        };
+        let (index, warning) = py.detach(|| shared_index(&index)).map_err(py_err)?;
+        if let Some(w) = warning {
+            PyErr::warn(
+                py,
+                &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+                &std::ffi::CString::new(w).unwrap_or_default(),
+                1,
+            )?;
+        }
+        let shared = Arc::clone(&index);
+        let mapper = py
+            .detach(move || Mapper::new(shared, cfg, pairing))
+            .map_err(py_err)?;
+        Ok(Aligner {
+            mapper: Arc::new(mapper),
+            index,
+            mode: mode.to_owned(),
+            rg: read_group,
+        })
+    }
+
+    /// The contigs' names, in the reference's order.
+    #[getter]
+    fn seq_names(&self) -> Vec<String> {
+        self.index
+            .layout
+            .contigs
+            .iter()
+            .map(|c| c.name.clone())
+            .collect()
+    }
+
+    /// seq(name, start=0, end=None)
+    /// --
+    ///
+    /// The reference bases of contig `name` over [start, end) (0-based;
+    /// end None: to the contig's end), upper case, N in ambiguous runs;
+    /// None when no contig has that name.
+    #[pyo3(signature = (name, start = 0, end = None))]
+    fn seq(&self, name: &str, start: u64, end: Option<u64>) -> Option<String> {
+        self.index
+            .sequence(name, start, end)
+            .map(|v| String::from_utf8_lossy(&v).into_owned())
+    }
+
+    /// The mode: "local", "end-to-end" or "ungapped".
+    #[getter]
+    fn mode(&self) -> &str {
+        &self.mode
+    }
+
+    /// Substitutions allowed in the ungapped mode.
+    #[getter]
+    fn mismatches(&self) -> u8 {
+        self.mapper.config().mismatches
+    }
+
+    /// Worker threads.
+    #[getter]
+    fn threads(&self) -> usize {
+        self.mapper.config().threads
+    }
+
+    /// The index file mapped against.
+    #[getter]
+    fn index(&self) -> PathBuf {
+        self.index.path().to_path_buf()
+    }
+
+    /// map(seq, qual=None, name=None)
+    /// --
+    ///
+    /// The alignments of one read (an empty list when it does not map):
+    /// the primary first, then any secondary or supplementary ones, as the
+    /// CLI writes them. `seq` and `qual` (Phred+33, as in FASTQ) are str or
+    /// bytes. Raises ValueError for a read the FASTQ reader would refuse.
+    #[pyo3(signature = (seq, qual = None, name = None))]
+    fn map(
+        &self,
+        py: Python<'_>,
+        seq: Text,
+        qual: Option<Text>,
+        name: Option<Text>,
+    ) -> PyResult<Vec<Alignment>> {
+        let reads = vec![Read::new(name, seq, qual)];
+        Ok(self.map_reads(py, reads)?.pop().unwrap_or_default())
+    }
+
+    /// map_pair(seq1, seq2, qual1=None, qual2=None, name=None)
+    /// --
+    ///
+    /// The alignments of a pair: mate 1's, then mate 2's (`read_num` says
+    /// which). See the class for the insert-size window.
+    #[pyo3(signature = (seq1, seq2, qual1 = None, qual2 = None, name = None))]
+    fn map_pair(
+        &self,
+        py: Python<'_>,
+        seq1: Text,
+        seq2: Text,
+        qual1: Option<Text>,
+        qual2: Option<Text>,
+        name: Option<Text>,
+    ) -> PyResult<Vec<Alignment>> {
+        let name = name.map(Text::into_bytes);
+        let one = Read::new(name.clone().map(Text::Bytes), seq1, qual1);
+        let two = Read::new(name.map(Text::Bytes), seq2, qual2);
+        Ok(self
+            .map_pairs(py, vec![one], vec![two])?
+            .pop()
+            .unwrap_or_default())
+    }
+
+    /// map_batch(reads)
+    /// --
+    ///
+    /// Maps many reads on the aligner's threads with the GIL released:
+    /// `reads` is an iterable of (name, seq, qual) tuples (qual may be
+    /// None); returns one list of alignments per read, in read order, the
+    /// same as `fmalign map` gives the same reads.
+    fn map_batch(&self, py: Python<'_>, reads: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<Alignment>>> {
+        let mut v = Vec::new();
+        for (i, item) in reads.try_iter()?.enumerate() {
+            v.push(Read::from_item(&item?, i)?);
+        }
+        self.map_reads(py, v)
+    }
+
+    /// map_pair_batch(pairs)
+    /// --
+    ///
+    /// Maps many pairs as `fmalign map R1 R2` does: `pairs` is an iterable
+    /// of (name, seq1, qual1, seq2, qual2) tuples (quals may be None);
+    /// returns one list per pair (mate 1's alignments, then mate 2's). The
+    /// first call estimates the insert-size window from its pairs, as the
+    /// CLI does from its first batch, unless min_insert and max_insert
+    /// were given.
+    fn map_pair_batch(
+        &self,
+        py: Python<'_>,
+        pairs: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<Vec<Alignment>>> {
+        let (mut ones, mut twos) = (Vec::new(), Vec::new());
+        for (i, item) in pairs.try_iter()?.enumerate() {
+            let item = item?;
+            let bad = || {
+                PyValueError::new_err(format!(
+                    "pair {} of the batch: expected a (name, seq1, qual1, seq2, qual2) tuple",
+                    i + 1
+                ))
+            };
+            let t: Vec<Bound<'_, PyAny>> = item.extract().map_err(|_| bad())?;
+            if t.len() != 5 {
+                return Err(bad());
+            }
+            let name: Option<Vec<u8>> = t[0].extract::<Option<Text>>()?.map(Text::into_bytes);
+            ones.push(Read::new(
+                name.clone().map(Text::Bytes),
+                t[1].extract()?,
+                t[2].extract()?,
+            ));
+            twos.push(Read::new(
+                name.map(Text::Bytes),
+                t[3].extract()?,
+                t[4].extract()?,
+            ));
+        }
+        self.map_pairs(py, ones, twos)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<Aligner {} mode={:?} threads={}>",
+            self.index.path().display(),
+            self.mode,
+            self.mapper.config().threads
+        )
+    }
+}
+
+/// fmalign: an FM-index read aligner (build an index, map reads), the same
+/// alignments as the `fmalign` command line.
+#[pymodule]
+fn fmalign(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(build_index, m)?)?;
+    m.add_class::<Aligner>()?;
+    m.add_class::<Alignment>()?;
+    m.add("FmalignError", m.py().get_type::<FmalignError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
