@@ -9,7 +9,10 @@ with the same options.
 """
 
 import os
-from typing import Iterable, List, Literal, Optional, Tuple, Union
+from pathlib import Path
+from typing import Iterable, List, Literal, Optional, Tuple, Union, final
+
+__all__ = ["build_index", "Aligner", "Alignment", "FmalignError", "__version__"]
 
 __version__: str
 
@@ -26,7 +29,7 @@ def build_index(
     index: Optional[_Path] = None,
     threads: int = 0,
     max_memory: Union[int, str, None] = None,
-) -> str:
+) -> Path:
     """Build the index of `fasta` (plain, gzip or BGZF FASTA) as
     `fmalign index` does and return its path (`index`, or fasta + ".fmi").
 
@@ -34,6 +37,7 @@ def build_index(
     (default: 90% of the available memory); a larger build runs in parts.
     No progress is shown; the FASTA is never overwritten."""
 
+@final
 class Alignment:
     """One alignment of a read (mappy's attribute names)."""
 
@@ -83,6 +87,7 @@ class Alignment:
     def to_sam(self) -> str:
         """The SAM record `fmalign map` writes for this alignment (no newline)."""
 
+@final
 class Aligner:
     """Maps reads against one index with one set of options, as `fmalign map`.
 
@@ -99,8 +104,8 @@ class Aligner:
     RG:Z by Alignment.to_sam().
     """
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         index: _Path,
         mode: Literal["local", "end-to-end", "ungapped"] = "local",
         mismatches: int = 0,
@@ -113,7 +118,7 @@ class Aligner:
         min_insert: Optional[int] = None,
         max_insert: Optional[int] = None,
         read_group: Optional[str] = None,
-    ) -> None: ...
+    ) -> "Aligner": ...
     @property
     def seq_names(self) -> List[str]:
         """The contigs' names, in the reference's order."""
@@ -127,7 +132,7 @@ class Aligner:
     @property
     def threads(self) -> int: ...
     @property
-    def index(self) -> str:
+    def index(self) -> Path:
         """The index file mapped against."""
     def map(
         self, seq: _Text, qual: Optional[_Text] = None, name: Optional[_Text] = None

@@ -117,7 +117,7 @@ pub use device::Device;
 pub use error::{Error, Result};
 pub use index::{
     BuildReport, Index, IndexConfig, Resolved, build_in_memory, build_index, default_max_memory,
-    resolve as resolve_index,
+    default_path as default_index_path, resolve as resolve_index,
 };
 pub use io::fastq::Batch;
 pub use map::{MapConfig, MapStats, Mapped, Mapper, OutputFormat, OwnedRecord, PairConfig, Report};

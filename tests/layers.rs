@@ -245,3 +245,42 @@ fn map_rooms_import_one_way_and_by_name() {
     listed.sort();
     assert_eq!(files, listed, "map/'s files and MAP_ROOMS differ");
 }
+
+/// The Python module (python/src, which names the library `fm`) is a shell
+/// over the public API: it names no module of the library, only what
+/// lib.rs re-exports, so Python cannot reach behaviour the API lacks.
+#[test]
+fn python_module_uses_only_the_api() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("python/src");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    assert!(!files.is_empty(), "no Rust files under {}", dir.display());
+    let mut paths = 0;
+    for f in files {
+        let code = production_code(&std::fs::read_to_string(&f).unwrap());
+        assert!(
+            code.contains("use fmalign_core as fm;"),
+            "{} does not name the library `fm`",
+            f.display()
+        );
+        for prefix in ["fm::", "fmalign_core::"] {
+            let mut from = 0;
+            while let Some(i) = code[from..].find(prefix) {
+                let at = from + i;
+                from = at + prefix.len();
+                let before = code[..at].chars().next_back();
+                if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                    continue;
+                }
+                let name = first_segment(&code[from..]);
+                assert!(
+                    !LAYERS.contains(&name.as_str()),
+                    "{} uses the library's module {name} ({prefix}{name}::...): export what it needs from lib.rs",
+                    f.display()
+                );
+                paths += 1;
+            }
+        }
+    }
+    assert!(paths > 10, "only {paths} library paths found");
+}

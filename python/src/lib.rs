@@ -104,7 +104,7 @@ fn build_index(
         device: fm::Device::Cpu,
         ..fm::IndexConfig::default()
     };
-    let out = index.unwrap_or_else(|| fm::index::default_path(&fasta));
+    let out = index.unwrap_or_else(|| fm::default_index_path(&fasta));
     py.detach(|| fm::build_index(&fasta, &out, &cfg))
         .map_err(py_err)?;
     Ok(out)

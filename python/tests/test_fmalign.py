@@ -4,6 +4,7 @@ the CLI writes for the same reads (compared field by field, and each hit's
 attributes recomputed from the SAM fields); bad input raises and leaves the
 interpreter running; aligners in threads agree with one."""
 
+import os
 import random
 import re
 import subprocess
@@ -278,3 +279,16 @@ def test_aligners_in_threads_agree_with_one(ecoli):
     for i in range(4):
         assert got[i] == want[i * 250 : (i + 1) * 250]
     assert got[4] == want and got[5] == want
+
+
+def test_stubs_match_the_module():
+    """fmalign.pyi against the compiled module (mypy's stubtest): every
+    name, signature and default as the module has them."""
+    if not os.environ.get("CI"):
+        pytest.importorskip("mypy", reason="stubtest needs mypy (pip install mypy)")
+    r = subprocess.run(
+        [sys.executable, "-m", "mypy.stubtest", "fmalign", "--ignore-missing-stub"],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Issue 43's benchmark: the Python module's map_batch / map_pair_batch
+# against `fmalign map` on the same reads, in one run, one command at a
+# time, alternating, and the ratio the issue sets a target on (at most
+# 1.2x the CLI's time).
+#
+# The CLI's time is the whole command (index load, FASTQ parse, mapping,
+# SAM to /dev/null), wall seconds by /usr/bin/time. The module's is
+# Aligner() (index load) + map_batch (mapping and building the hit
+# objects), the reads already in Python lists; the FASTQ parse in Python
+# and to_sam() of every hit are printed beside it, not counted.
+#
+#   scripts/bench/python.sh INDEX READS.fq [READS2.fq]
+#   PY=/path/to/venv/bin/python T=2 REPEAT=3 scripts/bench/python.sh ...
+#
+# PY must import fmalign (pip install ./python); FMALIGN the CLI (default
+# target/release/fmalign). MODE: local (default), end-to-end, ungapped.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+[ $# -ge 2 ] || die "usage: $0 INDEX READS.fq [READS2.fq] (see the header of $SELF)"
+INDEX=$(readlink -f "$1")
+R1=$(readlink -f "$2")
+R2=${3:+$(readlink -f "$3")}
+PY=${PY:-python3}
+T=${T:-2}
+REPEAT=${REPEAT:-3}
+MODE=${MODE:-local}
+FMALIGN=$(readlink -f "${FMALIGN:-target/release/fmalign}")
+"$PY" -c 'import fmalign' 2>/dev/null || die "$PY cannot import fmalign (pip install ./python)"
+case $MODE in
+    local) flags=() ;;
+    end-to-end) flags=(--end-to-end) ;;
+    ungapped) flags=(-v 2) ;;
+    *) die "MODE: local, end-to-end or ungapped" ;;
+esac
+kw="mode='$MODE'"
+[ "$MODE" = ungapped ] && kw="mode='ungapped', mismatches=2"
+
+cli() {
+    /usr/bin/time -f %e -o /tmp/fmalign-py-bench.time \
+        "$FMALIGN" map -q -t "$T" "${flags[@]}" "$INDEX" "$R1" ${R2:+"$R2"} >/dev/null
+    cat /tmp/fmalign-py-bench.time
+}
+
+module() {
+    "$PY" - "$INDEX" "$R1" "${R2:-}" <<PYEOF
+import sys, time
+import fmalign
+index, r1, r2 = sys.argv[1], sys.argv[2], sys.argv[3]
+def fastq(path):
+    out = []
+    with open(path) as f:
+        while True:
+            h = f.readline()
+            if not h:
+                return out
+            s = f.readline().rstrip("\n"); f.readline(); q = f.readline().rstrip("\n")
+            out.append((h[1:].split()[0], s, q))
+t = time.perf_counter()
+one = fastq(r1)
+two = fastq(r2) if r2 else None
+parse = time.perf_counter() - t
+t = time.perf_counter()
+a = fmalign.Aligner(index, threads=$T, $kw)
+if two:
+    hits = a.map_pair_batch([(x[0], x[1], x[2], y[1], y[2]) for x, y in zip(one, two)])
+else:
+    hits = a.map_batch(one)
+mapped = time.perf_counter() - t
+t = time.perf_counter()
+n = sum(len(h.to_sam()) for hs in hits for h in hs)
+sam = time.perf_counter() - t
+print(f"{mapped:.3f} {parse:.3f} {sam:.3f}")
+PYEOF
+}
+
+echo "reads: $R1${R2:+ + $R2}; mode $MODE; -t $T; $REPEAT rounds, CLI and module alternating"
+printf 'round\tcli_s\tmodule_s\tratio\tpy_parse_s\tto_sam_s\n'
+for i in $(seq 1 "$REPEAT"); do
+    c=$(cli)
+    read -r m p s < <(module)
+    printf '%s\t%s\t%s\t%.2f\t%s\t%s\n' "$i" "$c" "$m" "$(echo "$m / $c" | bc -l)" "$p" "$s"
+done
