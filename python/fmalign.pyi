@@ -101,7 +101,10 @@ class Aligner:
     and max_insert (-I/-X) give the proper-pair window, otherwise the first
     call of map_pair_batch or map_pair estimates it from its pairs (0..500
     from fewer than 20 uniquely mapped pairs). read_group: the ID written as
-    RG:Z by Alignment.to_sam().
+    RG:Z by Alignment.to_sam(). mmap: map the index file rather than read
+    it into memory (the CLI's way, huge pages where it can): one copy in
+    the page cache for every process on the machine, at some speed; the
+    file must not change while it is open.
     """
 
     def __new__(
@@ -118,6 +121,7 @@ class Aligner:
         min_insert: Optional[int] = None,
         max_insert: Optional[int] = None,
         read_group: Optional[str] = None,
+        mmap: bool = False,
     ) -> "Aligner": ...
     @property
     def seq_names(self) -> List[str]:

@@ -74,9 +74,6 @@ fn threads(asked: usize) -> usize {
     }
 }
 
-/// build_index(fasta, index=None, threads=0, max_memory=None)
-/// --
-///
 /// Builds the index of the FASTA at `fasta` (plain, gzip or BGZF) as
 /// `fmalign index` does, to the same bytes, and returns its path: `index`,
 /// or `fasta` + ".fmi". `threads` 0 uses every CPU; `max_memory` (bytes, or
@@ -110,21 +107,31 @@ fn build_index(
     Ok(out)
 }
 
-/// Open indexes by canonical path: aligners of one index share one copy.
-static OPEN: Mutex<Option<HashMap<PathBuf, Weak<Index>>>> = Mutex::new(None);
+/// Open indexes by canonical path and how they were opened (read, or
+/// mapped): aligners of one index share one copy.
+type Opened = HashMap<(PathBuf, bool), Weak<Index>>;
+static OPEN: Mutex<Option<Opened>> = Mutex::new(None);
 
 /// The index at `path` (an index file, or the FASTA it was built from, as
-/// the CLI takes it), opened once per process while any aligner holds it.
-fn shared_index(path: &Path) -> fm::Result<(Arc<Index>, Option<String>)> {
+/// the CLI takes it), opened once per process while any aligner holds it:
+/// read as the CLI reads it ([`Index::open`]), or memory-mapped
+/// ([`Index::open_mapped`]) when `mapped`.
+fn shared_index(path: &Path, mapped: bool) -> fm::Result<(Arc<Index>, Option<String>)> {
     let resolved = fm::resolve_index(path)?;
-    let key =
-        std::fs::canonicalize(&resolved.path).map_err(|e| fm::Error::io(&resolved.path, e))?;
+    let key = (
+        std::fs::canonicalize(&resolved.path).map_err(|e| fm::Error::io(&resolved.path, e))?,
+        mapped,
+    );
     let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
     let open = open.get_or_insert_with(HashMap::new);
     if let Some(index) = open.get(&key).and_then(Weak::upgrade) {
         return Ok((index, resolved.warning));
     }
-    let index = Arc::new(Index::open(&resolved.path)?);
+    let index = Arc::new(if mapped {
+        Index::open_mapped(&resolved.path)?
+    } else {
+        Index::open(&resolved.path)?
+    });
     open.retain(|_, w| w.strong_count() > 0);
     open.insert(key, Arc::downgrade(&index));
     Ok((index, resolved.warning))
@@ -360,11 +367,6 @@ fn batch(reads: &[Read]) -> PyResult<Batch> {
     Batch::from_reads(reads.iter().map(Read::view)).map_err(PyValueError::new_err)
 }
 
-/// Aligner(index, mode="local", mismatches=0, threads=0, k=None, all=False,
-///         strata=False, split_secondary=False, orientation="fr",
-///         min_insert=None, max_insert=None, read_group=None)
-/// --
-///
 /// Maps reads against one index with one set of options, as `fmalign map`
 /// does. `index` is an index file or the FASTA it was built from (with
 /// `fmalign index` or `build_index`); aligners of one index in one process
@@ -378,7 +380,11 @@ fn batch(reads: &[Read]) -> PyResult<Batch> {
 /// otherwise it is estimated from the pairs of the first call of
 /// `map_pair_batch` or `map_pair` (from fewer than 20 uniquely mapped pairs
 /// it is 0..500, as the CLI's). `read_group`: the ID written as `RG:Z` by
-/// `Alignment.to_sam()`.
+/// `Alignment.to_sam()`. `mmap`: map the index file instead of reading it
+/// into memory (as the CLI does, into huge pages where it can): its pages
+/// are then the page cache's, one copy for every process on the machine
+/// (worker processes that each open the index), at some speed; the file
+/// must then not be changed while it is open.
 #[pyclass(frozen, module = "fmalign")]
 struct Aligner {
     mapper: Arc<Mapper>,
@@ -430,7 +436,7 @@ impl Aligner {
     #[pyo3(signature = (
         index, mode = "local", mismatches = 0, threads = 0, k = None, all = false,
         strata = false, split_secondary = false, orientation = "fr",
-        min_insert = None, max_insert = None, read_group = None
+        min_insert = None, max_insert = None, read_group = None, mmap = false
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -447,6 +453,7 @@ impl Aligner {
         min_insert: Option<u64>,
         max_insert: Option<u64>,
         read_group: Option<String>,
+        mmap: bool,
     ) -> PyResult<Aligner> {
         let gapped = match mode {
             "local" => Some(Mode::Local),
@@ -495,7 +502,7 @@ impl Aligner {
             min_insert,
             max_insert,
         };
-        let (index, warning) = py.detach(|| shared_index(&index)).map_err(py_err)?;
+        let (index, warning) = py.detach(|| shared_index(&index, mmap)).map_err(py_err)?;
         if let Some(w) = warning {
             PyErr::warn(
                 py,
@@ -527,9 +534,6 @@ impl Aligner {
             .collect()
     }
 
-    /// seq(name, start=0, end=None)
-    /// --
-    ///
     /// The reference bases of contig `name` over [start, end) (0-based;
     /// end None: to the contig's end), upper case, N in ambiguous runs;
     /// None when no contig has that name.
@@ -564,9 +568,6 @@ impl Aligner {
         self.index.path().to_path_buf()
     }
 
-    /// map(seq, qual=None, name=None)
-    /// --
-    ///
     /// The alignments of one read (an empty list when it does not map):
     /// the primary first, then any secondary or supplementary ones, as the
     /// CLI writes them. `seq` and `qual` (Phred+33, as in FASTQ) are str or
@@ -583,9 +584,6 @@ impl Aligner {
         Ok(self.map_reads(py, reads)?.pop().unwrap_or_default())
     }
 
-    /// map_pair(seq1, seq2, qual1=None, qual2=None, name=None)
-    /// --
-    ///
     /// The alignments of a pair: mate 1's, then mate 2's (`read_num` says
     /// which). See the class for the insert-size window.
     #[pyo3(signature = (seq1, seq2, qual1 = None, qual2 = None, name = None))]
@@ -607,9 +605,6 @@ impl Aligner {
             .unwrap_or_default())
     }
 
-    /// map_batch(reads)
-    /// --
-    ///
     /// Maps many reads on the aligner's threads with the GIL released:
     /// `reads` is an iterable of (name, seq, qual) tuples (qual may be
     /// None); returns one list of alignments per read, in read order, the
@@ -622,9 +617,6 @@ impl Aligner {
         self.map_reads(py, v)
     }
 
-    /// map_pair_batch(pairs)
-    /// --
-    ///
     /// Maps many pairs as `fmalign map R1 R2` does: `pairs` is an iterable
     /// of (name, seq1, qual1, seq2, qual2) tuples (quals may be None);
     /// returns one list per pair (mate 1's alignments, then mate 2's). The

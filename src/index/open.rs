@@ -157,12 +157,25 @@ impl Index {
         if let Some(backing) = read_huge(&file).map_err(|e| Error::io(path, e))? {
             return Self::from_backing(path, backing);
         }
+        Self::mapped(path, &file)
+    }
+
+    /// [`Index::open`] with the file memory-mapped rather than read: its
+    /// pages are the page cache's, shared with every process that maps the
+    /// same file (many workers on one machine hold one copy), at the cost
+    /// of the huge pages [`Index::open`] gets where it can.
+    pub fn open_mapped(path: &Path) -> Result<Index> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        Self::mapped(path, &file)
+    }
+
+    fn mapped(path: &Path, file: &File) -> Result<Index> {
         // SAFETY: the map is read-only and its bytes are checked before use.
         // Like every mmap-based reader (ripgrep, bwa's -x mode) we cannot stop
         // another process from changing the file under us: pages lost to a
         // truncation raise SIGBUS when read (the binary turns that into an
         // error exit with `io::output::exit_on_sigbus`).
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+        let map = unsafe { memmap2::Mmap::map(file) }.map_err(|e| Error::io(path, e))?;
         Self::from_backing(path, Backing::Mmap(map))
     }
 
