@@ -137,54 +137,18 @@ fn shared_index(path: &Path, mapped: bool) -> fm::Result<(Arc<Index>, Option<Str
     Ok((index, resolved.warning))
 }
 
-/// One alignment of a read, with mappy's attribute names.
+/// One alignment of a read, with mappy's attribute names: the library's
+/// record, read by the getters (a batch makes one of these per hit, so it
+/// holds nothing the record does not).
 #[pyclass(frozen, module = "fmalign")]
 struct Alignment {
-    /// Contig name.
-    #[pyo3(get)]
-    ctg: String,
-    /// Contig length.
-    #[pyo3(get)]
-    ctg_len: u64,
-    /// 0-based start on the contig.
-    #[pyo3(get)]
-    r_st: u64,
-    /// 0-based end on the contig (exclusive).
-    #[pyo3(get)]
-    r_en: u64,
-    /// 0-based start on the read, in its own (forward) coordinates.
-    #[pyo3(get)]
-    q_st: u32,
-    /// 0-based end on the read (exclusive).
-    #[pyo3(get)]
-    q_en: u32,
-    /// +1 forward, -1 reverse.
-    #[pyo3(get)]
-    strand: i32,
-    /// MAPQ.
-    #[pyo3(get)]
-    mapq: u8,
-    /// Edit distance (`NM:i`).
-    #[pyo3(get, name = "NM")]
-    nm: u32,
-    /// `MD:Z`.
-    #[pyo3(get, name = "MD")]
-    md: String,
-    /// Alignment score (`AS:i`).
-    #[pyo3(get)]
-    score: Option<i32>,
-    /// 1 or 2: the mate of a pair (1 for a single read).
-    #[pyo3(get)]
-    read_num: u8,
-    /// SAM FLAG.
-    #[pyo3(get)]
-    flag: u16,
-    /// The read's name (QNAME).
-    #[pyo3(get)]
-    name: String,
     record: OwnedRecord,
+    /// Contig, reference and query intervals (mapped records only).
+    contig: u32,
+    r: (u64, u64),
+    q: (u32, u32),
     index: Arc<Index>,
-    rg: Option<String>,
+    rg: Option<Arc<str>>,
 }
 
 /// mappy's CIGAR operation codes (BAM's): M 0, I 1, D 2, S 4.
@@ -199,39 +163,105 @@ fn op_code(op: Op) -> u32 {
 
 impl Alignment {
     /// `r` as a hit, or `None` for an unmapped record.
-    fn of(r: OwnedRecord, index: &Arc<Index>, rg: Option<&str>) -> Option<Alignment> {
+    fn of(r: OwnedRecord, index: &Arc<Index>, rg: Option<&Arc<str>>) -> Option<Alignment> {
         let (contig, _) = r.place.filter(|_| r.is_mapped())?;
-        let (r_st, r_en) = r.ref_range()?;
-        let (q_st, q_en) = r.query_range()?;
-        let c = &index.layout.contigs[contig as usize];
         Some(Alignment {
-            ctg: c.name.clone(),
-            ctg_len: c.len,
-            r_st,
-            r_en,
-            q_st,
-            q_en,
-            strand: if r.is_reverse() { -1 } else { 1 },
-            mapq: r.mapq,
-            nm: r.nm.unwrap_or(0),
-            md: r
-                .md
-                .as_deref()
-                .map(|m| String::from_utf8_lossy(m).into_owned())
-                .unwrap_or_default(),
-            score: r.score,
-            read_num: if r.flag & 0x80 != 0 { 2 } else { 1 },
-            flag: r.flag,
-            name: String::from_utf8_lossy(&r.name).into_owned(),
+            contig,
+            r: r.ref_range()?,
+            q: r.query_range()?,
             record: r,
             index: Arc::clone(index),
-            rg: rg.map(str::to_owned),
+            rg: rg.cloned(),
         })
     }
 }
 
 #[pymethods]
 impl Alignment {
+    /// Contig name.
+    #[getter]
+    fn ctg(&self) -> &str {
+        &self.index.layout.contigs[self.contig as usize].name
+    }
+
+    /// Contig length.
+    #[getter]
+    fn ctg_len(&self) -> u64 {
+        self.index.layout.contigs[self.contig as usize].len
+    }
+
+    /// 0-based start on the contig.
+    #[getter]
+    fn r_st(&self) -> u64 {
+        self.r.0
+    }
+
+    /// 0-based end on the contig (exclusive).
+    #[getter]
+    fn r_en(&self) -> u64 {
+        self.r.1
+    }
+
+    /// 0-based start on the read, in its own (forward) coordinates.
+    #[getter]
+    fn q_st(&self) -> u32 {
+        self.q.0
+    }
+
+    /// 0-based end on the read (exclusive).
+    #[getter]
+    fn q_en(&self) -> u32 {
+        self.q.1
+    }
+
+    /// +1 forward, -1 reverse.
+    #[getter]
+    fn strand(&self) -> i32 {
+        if self.record.is_reverse() { -1 } else { 1 }
+    }
+
+    /// MAPQ.
+    #[getter]
+    fn mapq(&self) -> u8 {
+        self.record.mapq
+    }
+
+    /// Edit distance (`NM:i`).
+    #[getter(NM)]
+    fn nm(&self) -> u32 {
+        self.record.nm.unwrap_or(0)
+    }
+
+    /// `MD:Z`.
+    #[getter(MD)]
+    fn md(&self) -> String {
+        String::from_utf8_lossy(self.record.md.as_deref().unwrap_or_default()).into_owned()
+    }
+
+    /// Alignment score (`AS:i`).
+    #[getter]
+    fn score(&self) -> Option<i32> {
+        self.record.score
+    }
+
+    /// 1 or 2: the mate of a pair (1 for a single read).
+    #[getter]
+    fn read_num(&self) -> u8 {
+        if self.record.flag & 0x80 != 0 { 2 } else { 1 }
+    }
+
+    /// SAM FLAG.
+    #[getter]
+    fn flag(&self) -> u16 {
+        self.record.flag
+    }
+
+    /// The read's name (QNAME).
+    #[getter]
+    fn name(&self) -> String {
+        String::from_utf8_lossy(&self.record.name).into_owned()
+    }
+
     /// The CIGAR as a string (`100M`, `5S95M`).
     #[getter]
     fn cigar_str(&self) -> String {
@@ -285,15 +315,15 @@ impl Alignment {
     fn __repr__(&self) -> String {
         format!(
             "<Alignment {}:{}-{} {} q {}-{} {} mapq {} NM {}>",
-            self.ctg,
-            self.r_st,
-            self.r_en,
-            if self.strand > 0 { '+' } else { '-' },
-            self.q_st,
-            self.q_en,
+            self.ctg(),
+            self.r.0,
+            self.r.1,
+            if self.record.is_reverse() { '-' } else { '+' },
+            self.q.0,
+            self.q.1,
             self.cigar_str(),
-            self.mapq,
-            self.nm
+            self.record.mapq,
+            self.nm()
         )
     }
 }
@@ -390,7 +420,7 @@ struct Aligner {
     mapper: Arc<Mapper>,
     index: Arc<Index>,
     mode: String,
-    rg: Option<String>,
+    rg: Option<Arc<str>>,
 }
 
 impl Aligner {
@@ -400,7 +430,7 @@ impl Aligner {
             .into_iter()
             .map(|rs| {
                 rs.into_iter()
-                    .filter_map(|r| Alignment::of(r, &self.index, self.rg.as_deref()))
+                    .filter_map(|r| Alignment::of(r, &self.index, self.rg.as_ref()))
                     .collect()
             })
             .collect()
@@ -519,7 +549,7 @@ impl Aligner {
             mapper: Arc::new(mapper),
             index,
             mode: mode.to_owned(),
-            rg: read_group,
+            rg: read_group.map(Arc::from),
         })
     }
 
