@@ -4,7 +4,7 @@
 //! build and never runs: nothing can open a device ([`super::probe`] says
 //! [`super::Probe::NotBuilt`], and `sa::cuda::Cuda::open` fails). The CUDA
 //! backend's own stand-in, which implements `sa::steps::Backend` (a layer
-//! above this one), is `sa/cuda_disabled.rs`.
+//! above this one), is `sa/cuda/disabled.rs`.
 
 use crate::error::Result;
 
