@@ -6,7 +6,7 @@
 // * element counts are u64 and loops are grid-stride, so any launch covers
 //   any n;
 // * extern "C" names end in the element types they take (`_u32`, `_u64_u32`):
-//   one instance per type the Rust side uses (src/sa/cuda.rs);
+//   one instance per type the Rust side uses (src/sa/cuda/);
 // * a rank layout is (layout, n0): 0 identity, 1 interleaved, 2 split
 //   (steps::RankLayout).
 

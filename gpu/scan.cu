@@ -8,7 +8,7 @@
 // 3. `*_apply` / `compact*` (one block per tile): the tile's own scan from
 //    its carry.
 // Nothing comes back to the host but that total, and only where the host
-// must know it (src/sa/cuda.rs). A tile is TILE consecutive elements, one
+// must know it (src/sa/cuda/). A tile is TILE consecutive elements, one
 // block of THREADS threads, each thread ITEMS consecutive elements. Values
 // are summed as u64 and truncated to the element type on writing (wrapping,
 // as the CPU).

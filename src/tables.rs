@@ -154,8 +154,8 @@ pub fn cumulate(occ: &mut [OccLine]) -> (Vec<[u64; 4]>, [u64; 5]) {
 /// Occ lines and the sampled SA on the device; only those come back.
 /// Also returns the most device memory its buffers held at once (bytes).
 /// An error (no device, out of device memory, a kernel failure) leaves the
-/// caller free to build on the CPU instead.
-#[cfg(feature = "gpu")]
+/// caller free to build on the CPU instead (as does a build without the
+/// `gpu` feature, where opening the device fails).
 pub fn fm_on_gpu<P: Pos>(
     text: &[u8],
     algorithm: SaAlgorithm,
@@ -203,18 +203,6 @@ pub fn fm_on_gpu<P: Pos>(
         ssa,
     };
     Ok((parts, gpu.peak_bytes()))
-}
-
-/// Without the `gpu` feature there is no device: the caller builds on the CPU.
-#[cfg(not(feature = "gpu"))]
-pub fn fm_on_gpu<P: Pos>(
-    _: &[u8],
-    _: SaAlgorithm,
-    _: u32,
-    _: Option<u64>,
-    _: &mut (dyn FnMut(&Round) + Send),
-) -> Result<(FmParts<P>, u64)> {
-    Err(Error::Gpu("built without the gpu feature".into()))
 }
 
 /// Recounts every Occ line and superblock from the stored BWT, requires the

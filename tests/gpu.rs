@@ -30,7 +30,7 @@ fn nvrtc_for(test: &str) -> bool {
     false
 }
 
-/// Every kernel name the CUDA backend can ask for (src/sa/cuda.rs).
+/// Every kernel name the CUDA backend can ask for (src/sa/cuda/).
 fn expected_kernels() -> Vec<String> {
     let mut k: Vec<String> = [
         "pack_text",

@@ -1,6 +1,6 @@
 //! The CUDA kernels of `gpu/` run without a GPU: `gpu/emu/shim.h` emulates
 //! the CUDA built-ins they use on the CPU (each CUDA thread a fiber), and
-//! `gpu/emu/kernels_test.cpp` ports the host side of `src/sa/cuda.rs` and
+//! `gpu/emu/kernels_test.cpp` ports the host side of `src/sa/cuda/` and
 //! checks every step against a sequential reference at sizes around the
 //! kernels' tiles. This test compiles both with `g++` together with the
 //! kernel sources exactly as NVRTC gets them (`gpu::PRELUDE` + each module

@@ -1,5 +1,5 @@
 // Tests of the kernels of gpu/ without a GPU: the host side of
-// src/sa/cuda.rs ported to C++ over the CPU emulation of shim.h, every step
+// src/sa/cuda/ ported to C++ over the CPU emulation of shim.h, every step
 // checked against a plain sequential reference written here, at sizes on
 // both sides of the kernels' tiles.
 //
@@ -323,7 +323,7 @@ static const auto MAP_SCHEME = kern(k_map::map_scheme, "map_scheme");
 static const auto MAP_LOCATE_U32 = kern(k_map::map_locate_u32, "map_locate_u32");
 static const auto MAP_LOCATE_U64 = kern(k_map::map_locate_u64, "map_locate_u64");
 
-// ------------------------------------------ the host side of src/sa/cuda.rs
+// ------------------------------------------- the host side of src/sa/cuda/
 
 constexpr u32 THREADS = 256;
 constexpr size_t TILE = 4096;  // scan.cu

@@ -14,6 +14,11 @@ use cudarc::driver::{
 use super::{MIN_DRIVER, Probe, SOURCES, compile, cuda_version, nvrtc_present, nvrtc_version};
 use crate::error::{Error, Result};
 
+/// What a device buffer needs of its elements (`sa::steps::Elem` asks it of
+/// every element type; nothing without the `gpu` feature, `disabled.rs`).
+pub trait DeviceElem: DeviceRepr + ValidAsZeroBits {}
+impl<T: DeviceRepr + ValidAsZeroBits> DeviceElem for T {}
+
 /// Driver present (dlopen only), then NVRTC, then a device.
 pub fn probe() -> Probe {
     // SAFETY: only tries to dlopen the library.

@@ -13,7 +13,8 @@
 //! disk cache (`$FMALIGN_CACHE`, else `$XDG_CACHE_HOME/fmalign`, else
 //! `~/.cache/fmalign`) under a name made of the source hash and architecture.
 
-#[cfg(feature = "gpu")]
+// Without the `gpu` feature, a stand-in with no values (disabled.rs).
+#[cfg_attr(not(feature = "gpu"), path = "disabled.rs")]
 pub mod context;
 
 /// Prepended to every kernel source.

@@ -276,12 +276,8 @@ pub(super) fn build<P: Pos>(
         SectionId::Occ,
         SectionId::Ssa,
     );
-    #[cfg(feature = "gpu")]
     let cuda = gpu_for_parts(cfg, n, plan, u64::from(P::BYTES), &mut report.notices);
-    #[cfg(feature = "gpu")]
     let mut sorter = Sorter::new(cuda.as_ref());
-    #[cfg(not(feature = "gpu"))]
-    let mut sorter = Sorter;
     let summary = Blockwise::<P>::new(plan.v, max_part)
         .sorted_by(&mut sorter)
         .run(&text, &mut |part, at| {
@@ -592,7 +588,6 @@ impl Tables {
 /// work, else the CPU's own sort of [`Blockwise`]. A GPU error hands the
 /// part at hand and every later one back to the CPU, with a notice: the
 /// bytes are the same either way.
-#[cfg(feature = "gpu")]
 struct Sorter<'a> {
     gpu: Option<crate::sa::partsort::OnSteps<'a, crate::sa::cuda::Cuda>>,
     /// Parts the GPU sorted.
@@ -601,7 +596,6 @@ struct Sorter<'a> {
     failed: Option<String>,
 }
 
-#[cfg(feature = "gpu")]
 impl<'a> Sorter<'a> {
     fn new(cuda: Option<&'a crate::sa::cuda::Cuda>) -> Self {
         Sorter {
@@ -634,7 +628,6 @@ impl<'a> Sorter<'a> {
     }
 }
 
-#[cfg(feature = "gpu")]
 impl<P: Pos> PartSorter<P> for Sorter<'_> {
     fn prepare(&mut self, text: &PackedText, sample: &DcSample) -> Result<()> {
         if let Some(g) = self.gpu.as_mut()
@@ -659,37 +652,10 @@ impl<P: Pos> PartSorter<P> for Sorter<'_> {
     }
 }
 
-/// Without the `gpu` feature the CPU sorts every part.
-#[cfg(not(feature = "gpu"))]
-struct Sorter;
-
-#[cfg(not(feature = "gpu"))]
-impl Sorter {
-    fn ran(&self) -> Ran {
-        Ran::Cpu
-    }
-
-    fn notice(&self) -> Option<String> {
-        None
-    }
-}
-
-#[cfg(not(feature = "gpu"))]
-impl<P: Pos> PartSorter<P> for Sorter {
-    fn prepare(&mut self, _: &PackedText, _: &DcSample) -> Result<()> {
-        Ok(())
-    }
-
-    fn sort(&mut self, _: &mut [P]) -> Result<bool> {
-        Ok(false)
-    }
-}
-
 /// The GPU that sorts the parts, when the build asks for one (`--device
 /// gpu`; `auto` keeps the CPU until a device run has measured the parts'
 /// sort against it) and it opens, and the text, the sample's ranks and a
 /// part fit its memory; else `None`, with the reason in `notices`.
-#[cfg(feature = "gpu")]
 fn gpu_for_parts(
     cfg: &IndexConfig,
     n: u64,

@@ -10,7 +10,8 @@
 
 pub mod blockwise;
 pub mod cpu;
-#[cfg(feature = "gpu")]
+// Without the `gpu` feature, a stand-in with no values (cuda/disabled.rs).
+#[cfg_attr(not(feature = "gpu"), path = "cuda/disabled.rs")]
 pub mod cuda;
 mod doubling;
 pub mod hybrid;

@@ -19,19 +19,7 @@
 //!   text, build keys, fetch ranks). Each is one pass, `O(n/p)`, no scratch.
 
 use crate::error::Result;
-
-/// What a device buffer needs of its elements (nothing without the `gpu`
-/// feature).
-#[cfg(feature = "gpu")]
-pub trait DeviceElem: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits {}
-#[cfg(feature = "gpu")]
-impl<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits> DeviceElem for T {}
-/// What a device buffer needs of its elements (nothing without the `gpu`
-/// feature).
-#[cfg(not(feature = "gpu"))]
-pub trait DeviceElem {}
-#[cfg(not(feature = "gpu"))]
-impl<T> DeviceElem for T {}
+pub use crate::gpu::context::DeviceElem;
 
 /// An element a buffer can hold.
 pub trait Elem:

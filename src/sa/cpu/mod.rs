@@ -11,6 +11,7 @@
 
 mod merge;
 mod radix;
+mod ranks;
 mod segsort;
 pub(crate) mod shared;
 
@@ -22,6 +23,7 @@ use super::steps::{
 };
 use crate::error::Result;
 use radix::{radix_sort, suffix_sort};
+use ranks::rank_groups_cpu;
 use shared::{SharedSlice, split_at_ends};
 
 /// Smallest piece of work handed to one rayon task.
@@ -751,68 +753,4 @@ impl Backend for Cpu {
             })
             .collect())
     }
-}
-
-/// The CPU's [`Backend::rank_groups`]: one pass over the heads for each
-/// piece's last head and kept count, one pass that carries the group head,
-/// scatters every rank and writes the kept elements.
-fn rank_groups_cpu<W: Word>(
-    pos: &[W],
-    heads: &[u8],
-    layout: RankLayout,
-    isa: &mut [W],
-) -> (Vec<W>, Vec<W>, Vec<W>) {
-    assert_eq!(pos.len(), heads.len(), "rank_groups: lengths differ");
-    let n = heads.len();
-    let kept = |i: usize| !(heads[i] != 0 && (i + 1 == n || heads[i + 1] != 0));
-    let parts = pieces(n);
-    let info: Vec<(Option<usize>, usize)> = parts
-        .par_iter()
-        .map(|&(s, e)| {
-            let last = (s..e).rev().find(|&i| heads[i] != 0);
-            (last, (s..e).filter(|&i| kept(i)).count())
-        })
-        .collect();
-    // Per piece: the group head in force at its start, and where its kept
-    // elements end in the outputs.
-    let (mut heads_in, mut ends, mut total, mut head) = (Vec::new(), Vec::new(), 0, None);
-    for &(last, k) in &info {
-        heads_in.push(head);
-        total += k;
-        ends.push(total);
-        head = last.or(head);
-    }
-    let (mut kp, mut ks, mut kr): (Vec<W>, Vec<W>, Vec<W>) =
-        (zeroed(total), zeroed(total), zeroed(total));
-    let outs = split_at_ends(&mut kp, &ends)
-        .into_iter()
-        .zip(split_at_ends(&mut ks, &ends))
-        .zip(split_at_ends(&mut kr, &ends));
-    let d = SharedSlice::new(isa);
-    parts
-        .into_par_iter()
-        .zip(heads_in)
-        .zip(outs.collect::<Vec<_>>())
-        .for_each(|(((s, e), mut head), ((op, os), or))| {
-            let mut o = 0;
-            for i in s..e {
-                if let Some(&a) = pos.get(i + AHEAD) {
-                    prefetch(d.addr(layout.slot(a.to_u64()) as usize));
-                }
-                if heads[i] != 0 {
-                    head = Some(i);
-                }
-                let r = W::from_u64(head.map_or(0, |h| h as u64 + 1));
-                // Bounds-checked; a repeated position is a race that one of
-                // the ranks wins.
-                d.store(layout.slot(pos[i].to_u64()) as usize, r);
-                if kept(i) {
-                    op[o] = pos[i];
-                    os[o] = W::from_u64(i as u64);
-                    or[o] = r;
-                    o += 1;
-                }
-            }
-        });
-    (kp, ks, kr)
 }

@@ -108,18 +108,40 @@ fn layout_args(l: RankLayout) -> (u32, u64) {
     }
 }
 
-/// Launches kernel `$name` with `$cfg` and the arguments (each an lvalue).
+/// Launches a kernel of `gpu/` on the backend's stream, one line a site:
+///
+/// `launch!(self, "gather"<T, I>, over n; &src.s, &idx.s, &m, &mut out.s)`
+///
+/// * the kernel: its step and the element types its name ends with, each
+///   `<T as Elem>::CU` after a `_` (`gather_u32_u64`); a name without
+///   types is the step alone (`"scan_carries"`);
+/// * the launch: `over n`, grid-stride over `n` elements ([`grid`]),
+///   nothing launched when `n` is 0; `tiles t`, one block per tile
+///   ([`tiles_cfg`]); `with c`, the [`LaunchConfig`] `c`;
+/// * the arguments, each an lvalue, in the kernel's order.
 macro_rules! launch {
-    ($self:expr, $name:expr, $cfg:expr $(, $arg:expr)* $(,)?) => {{
-        let name: String = $name;
+    ($self:expr, $step:literal $(<$($t:ty),+>)?, over $n:expr; $($arg:expr),+ $(,)?) => {{
+        let n: usize = $n;
+        if n > 0 {
+            launch!($self, $step $(<$($t),+>)?, with grid(n); $($arg),+);
+        }
+    }};
+    ($self:expr, $step:literal $(<$($t:ty),+>)?, tiles $tiles:expr; $($arg:expr),+ $(,)?) => {
+        launch!($self, $step $(<$($t),+>)?, with tiles_cfg($tiles); $($arg),+)
+    };
+    ($self:expr, $step:literal $(<$($t:ty),+>)?, with $cfg:expr; $($arg:expr),+ $(,)?) => {{
+        let name: String = [$step $($(, <$t as Elem>::CU)+)?].join("_");
         let f = $self.g.func(&name)?;
         let mut b = $self.g.stream.launch_builder(f);
-        $( b.arg($arg); )*
+        $( b.arg($arg); )+
         // SAFETY: the argument list matches the kernel's signature in gpu/
         // (types and order), and every buffer holds the elements it reads.
         unsafe { b.launch($cfg) }.map_err(|e| gpu_err(&name, e))?;
     }};
 }
+
+// After `launch!`, which it uses.
+mod scan;
 
 impl Cuda {
     /// Opens device 0 with every kernel loaded. The caller has checked
@@ -186,149 +208,6 @@ impl Cuda {
         Ok(self.wrap(s, v.len()))
     }
 
-    /// Scans the tile aggregates `sums[..tiles]` into exclusive carries in
-    /// place on the device, one block (`scan_carries`); `sums[tiles]`, the
-    /// last element, gets the total.
-    fn carries(&self, sums: &mut DevBuf<u64>) -> Result<()> {
-        assert!(sums.len >= 2, "carries: no tile");
-        let tiles = (sums.len - 1) as u64;
-        launch!(
-            self,
-            "scan_carries".into(),
-            tiles_cfg(1),
-            &mut sums.s,
-            &tiles
-        );
-        Ok(())
-    }
-
-    /// The total of a carry scan (the last element of `sums`, 0 when there
-    /// was no tile): the one value a scan copies to the host, a sync.
-    fn total(&self, sums: &DevBuf<u64>) -> Result<u64> {
-        if sums.len < 2 {
-            return Ok(0);
-        }
-        let last = self
-            .g
-            .stream
-            .clone_dtoh(&sums.s.slice(sums.len - 1..sums.len))
-            .map_err(|e| gpu_err("copy to host", e))?;
-        Ok(last[0])
-    }
-
-    /// Exclusive or inclusive scan of the first `n` elements of `x`, all on
-    /// the device. Returns the tile carries, the total last ([`Self::total`]
-    /// reads it; a caller that does not need it copies nothing).
-    fn scan<W: Word>(
-        &self,
-        x: &mut CudaSlice<W>,
-        n: usize,
-        inclusive: bool,
-    ) -> Result<DevBuf<u64>> {
-        let tiles = n.div_ceil(TILE);
-        let mut sums = self.alloc::<u64>(tiles + 1)?;
-        if n == 0 {
-            return Ok(sums);
-        }
-        let n64 = n as u64;
-        launch!(
-            self,
-            format!("scan_tiles_{}", W::CU),
-            tiles_cfg(tiles),
-            &*x,
-            &n64,
-            &mut sums.s
-        );
-        self.carries(&mut sums)?;
-        let inc = u32::from(inclusive);
-        launch!(
-            self,
-            format!("scan_apply_{}", W::CU),
-            tiles_cfg(tiles),
-            &mut *x,
-            &n64,
-            &sums.s,
-            &inc
-        );
-        Ok(sums)
-    }
-
-    /// Kept elements per tile, scanned on the device: the write offset of
-    /// each tile, the total kept last ([`Self::total`]).
-    fn keep_offsets(&self, keep: &DevBuf<u8>) -> Result<DevBuf<u64>> {
-        let tiles = keep.len.div_ceil(TILE);
-        let mut counts = self.alloc::<u64>(tiles + 1)?;
-        if tiles > 0 {
-            let n = keep.len as u64;
-            launch!(
-                self,
-                "flag_tiles".into(),
-                tiles_cfg(tiles),
-                &keep.s,
-                &n,
-                &mut counts.s
-            );
-            self.carries(&mut counts)?;
-        }
-        Ok(counts)
-    }
-
-    /// Stable radix sort of `keys`/`vals` by their low `bits` bits, 8 a pass.
-    fn radix<K: Word, V: Elem>(
-        &self,
-        keys: &mut DevBuf<K>,
-        vals: &mut DevBuf<V>,
-        bits: u32,
-    ) -> Result<()> {
-        let n = keys.len;
-        if n < 2 || bits == 0 {
-            return Ok(());
-        }
-        let tiles = n.div_ceil(RTILE);
-        let mut counts = self.alloc::<u64>(256 * tiles)?;
-        let mut tk = self.alloc::<K>(n)?;
-        let mut tv = self.alloc::<V>(n)?;
-        let (n64, t64) = (n as u64, tiles as u64);
-        let mut shift = 0;
-        while shift < bits {
-            let width = (bits - shift).min(8);
-            launch!(
-                self,
-                format!("radix_hist_{}", K::CU),
-                tiles_cfg(tiles),
-                &keys.s,
-                &n64,
-                &shift,
-                &width,
-                &t64,
-                &mut counts.s
-            );
-            self.scan::<u64>(&mut counts.s, (1usize << width) * tiles, false)?;
-            launch!(
-                self,
-                format!("radix_scatter_{}_{}", K::CU, V::CU),
-                tiles_cfg(tiles),
-                &keys.s,
-                &vals.s,
-                &n64,
-                &shift,
-                &width,
-                &t64,
-                &counts.s,
-                &mut tk.s,
-                &mut tv.s
-            );
-            std::mem::swap(keys, &mut tk);
-            std::mem::swap(vals, &mut tv);
-            shift += width;
-        }
-        Ok(())
-    }
-
-    fn map_out<W: Word>(&self, name: &str, m: usize) -> Result<(DevBuf<W>, String, u64)> {
-        Ok((self.alloc::<W>(m)?, format!("{name}_{}", W::CU), m as u64))
-    }
-
     /// The FM-index tables of a text (packed by `pack_text`) from its
     /// suffix array on the device: (index of position 0 in `sa`, Occ lines
     /// as 8 words each with line-local counts, sampled SA).
@@ -340,42 +219,16 @@ impl Cuda {
     ) -> Result<(u64, Vec<u64>, Vec<W>)> {
         let n = sa.len as u64;
         let mut zero = self.alloc::<u64>(1)?;
-        if n > 0 {
-            launch!(
-                self,
-                format!("find_zero_{}", W::CU),
-                grid(sa.len),
-                &sa.s,
-                &n,
-                &mut zero.s
-            );
-        }
+        launch!(self, "find_zero"<W>, over sa.len; &sa.s, &n, &mut zero.s);
         let primary = if n == 0 { 0 } else { 1 + self.host(&zero)?[0] };
         let lines = n / crate::fm::LINE_BASES + 1;
         let mut occ = self.alloc::<u64>(8 * lines as usize)?;
-        launch!(
-            self,
-            format!("occ_lines_{}", W::CU),
-            grid(lines as usize),
-            &packed.s,
-            &sa.s,
-            &n,
-            &primary,
-            &lines,
-            &mut occ.s
-        );
+        launch!(self, "occ_lines"<W>, with grid(lines as usize);
+            &packed.s, &sa.s, &n, &primary, &lines, &mut occ.s);
         let samples = (n >> sample_shift) + 1;
         let mut ssa = self.alloc::<W>(samples as usize)?;
-        launch!(
-            self,
-            format!("sample_sa_{}", W::CU),
-            grid(samples as usize),
-            &sa.s,
-            &n,
-            &sample_shift,
-            &samples,
-            &mut ssa.s
-        );
+        launch!(self, "sample_sa"<W>, with grid(samples as usize);
+            &sa.s, &n, &sample_shift, &samples, &mut ssa.s);
         Ok((primary, self.host(&occ)?, self.host(&ssa)?))
     }
 }
@@ -496,34 +349,11 @@ impl Backend for Cuda {
         let mut sums = self.alloc::<u64>(tiles)?;
         let mut flags = self.alloc::<u8>(tiles)?;
         let n64 = n as u64;
-        launch!(
-            self,
-            format!("segscan_tiles_{}", W::CU),
-            tiles_cfg(tiles),
-            &x.s,
-            &heads.s,
-            &n64,
-            &mut sums.s,
-            &mut flags.s
-        );
+        launch!(self, "segscan_tiles"<W>, tiles tiles;
+            &x.s, &heads.s, &n64, &mut sums.s, &mut flags.s);
         let t64 = tiles as u64;
-        launch!(
-            self,
-            "segscan_carries".into(),
-            tiles_cfg(1),
-            &mut sums.s,
-            &flags.s,
-            &t64
-        );
-        launch!(
-            self,
-            format!("segscan_apply_{}", W::CU),
-            tiles_cfg(tiles),
-            &mut x.s,
-            &heads.s,
-            &n64,
-            &sums.s
-        );
+        launch!(self, "segscan_carries", tiles 1; &mut sums.s, &flags.s, &t64);
+        launch!(self, "segscan_apply"<W>, tiles tiles; &mut x.s, &heads.s, &n64, &sums.s);
         Ok(())
     }
 
@@ -534,16 +364,8 @@ impl Backend for Cuda {
         let mut out = self.alloc::<T>(total as usize)?;
         if total > 0 {
             let n = x.len as u64;
-            launch!(
-                self,
-                format!("compact_{}", T::CU),
-                tiles_cfg(x.len.div_ceil(TILE)),
-                &x.s,
-                &keep.s,
-                &n,
-                &offsets.s,
-                &mut out.s
-            );
+            launch!(self, "compact"<T>, tiles x.len.div_ceil(TILE);
+                &x.s, &keep.s, &n, &offsets.s, &mut out.s);
         }
         Ok(out)
     }
@@ -551,17 +373,7 @@ impl Backend for Cuda {
     fn gather<T: Elem, I: Word>(&self, src: &DevBuf<T>, idx: &DevBuf<I>) -> Result<DevBuf<T>> {
         let mut out = self.alloc::<T>(idx.len)?;
         let m = idx.len as u64;
-        if m > 0 {
-            launch!(
-                self,
-                format!("gather_{}_{}", T::CU, I::CU),
-                grid(idx.len),
-                &src.s,
-                &idx.s,
-                &m,
-                &mut out.s
-            );
-        }
+        launch!(self, "gather"<T, I>, over idx.len; &src.s, &idx.s, &m, &mut out.s);
         Ok(out)
     }
 
@@ -572,33 +384,17 @@ impl Backend for Cuda {
         dst: &mut DevBuf<T>,
     ) -> Result<()> {
         let (m, dn) = (idx.len as u64, dst.len as u64);
-        if m > 0 {
-            launch!(
-                self,
-                format!("scatter_{}_{}", T::CU, I::CU),
-                grid(idx.len),
-                &src.s,
-                &idx.s,
-                &m,
-                &mut dst.s,
-                &dn
-            );
-        }
+        launch!(self, "scatter"<T, I>, over idx.len; &src.s, &idx.s, &m, &mut dst.s, &dn);
         Ok(())
     }
 
     fn head_flags<K: Word>(&self, keys: &DevBuf<K>, or: Option<&DevBuf<u8>>) -> Result<DevBuf<u8>> {
         let mut out = self.alloc::<u8>(keys.len)?;
         let m = keys.len as u64;
-        if m > 0 {
-            let name = format!("head_flags_{}", K::CU);
-            match or {
-                Some(o) => launch!(self, name, grid(keys.len), &keys.s, &o.s, &m, &mut out.s),
-                None => {
-                    let null = 0u64;
-                    launch!(self, name, grid(keys.len), &keys.s, &null, &m, &mut out.s)
-                }
-            }
+        let null = 0u64;
+        match or {
+            Some(o) => launch!(self, "head_flags"<K>, over keys.len; &keys.s, &o.s, &m, &mut out.s),
+            None => launch!(self, "head_flags"<K>, over keys.len; &keys.s, &null, &m, &mut out.s),
         }
         Ok(out)
     }
@@ -655,36 +451,13 @@ impl Backend for Cuda {
         let (na, nb) = (a.len as u64, b.len as u64);
         match order {
             Order::Ascending => {
-                launch!(
-                    self,
-                    format!("merge_asc_{}", W::CU),
-                    cfg,
-                    &a.s,
-                    &na,
-                    &b.s,
-                    &nb,
-                    &mut out.s
-                );
+                launch!(self, "merge_asc"<W>, with cfg; &a.s, &na, &b.s, &nb, &mut out.s);
             }
             Order::Cover { text, n, sample } => {
-                launch!(
-                    self,
-                    format!("merge_cover_{}", W::CU),
-                    cfg,
-                    &a.s,
-                    &na,
-                    &b.s,
-                    &nb,
-                    &text.s,
-                    n,
-                    &sample.v,
-                    &sample.size,
-                    &sample.rank.s,
-                    &sample.index.s,
-                    &sample.start.s,
-                    &sample.pairs.s,
-                    &mut out.s
-                );
+                launch!(self, "merge_cover"<W>, with cfg;
+                    &a.s, &na, &b.s, &nb, &text.s, n,
+                    &sample.v, &sample.size, &sample.rank.s, &sample.index.s, &sample.start.s,
+                    &sample.pairs.s, &mut out.s);
             }
             Order::Dc3 {
                 text,
@@ -694,16 +467,11 @@ impl Backend for Cuda {
             } => {
                 let (l, n0) = layout_args(*layout);
                 let null = 0u64;
-                let name = format!("merge_dc3_{}", W::CU);
                 match text {
-                    Chars::Packed(p) => launch!(
-                        self, name, cfg, &a.s, &na, &b.s, &nb, &p.s, &null, n, &rank.s, &l, &n0,
-                        &mut out.s
-                    ),
-                    Chars::Symbols(sy) => launch!(
-                        self, name, cfg, &a.s, &na, &b.s, &nb, &null, &sy.s, n, &rank.s, &l, &n0,
-                        &mut out.s
-                    ),
+                    Chars::Packed(p) => launch!(self, "merge_dc3"<W>, with cfg;
+                        &a.s, &na, &b.s, &nb, &p.s, &null, n, &rank.s, &l, &n0, &mut out.s),
+                    Chars::Symbols(sy) => launch!(self, "merge_dc3"<W>, with cfg;
+                        &a.s, &na, &b.s, &nb, &null, &sy.s, n, &rank.s, &l, &n0, &mut out.s),
                 }
             }
         }
@@ -717,28 +485,9 @@ impl Backend for Cuda {
     fn iota<W: Word>(&self, n: usize, seq: Iota) -> Result<DevBuf<W>> {
         let mut out = self.alloc::<W>(n)?;
         let m = n as u64;
-        if n > 0 {
-            match seq {
-                Iota::From(start) => {
-                    launch!(
-                        self,
-                        format!("iota_from_{}", W::CU),
-                        grid(n),
-                        &mut out.s,
-                        &m,
-                        &start
-                    )
-                }
-                Iota::Mod3NonZero => {
-                    launch!(
-                        self,
-                        format!("iota_mod3_{}", W::CU),
-                        grid(n),
-                        &mut out.s,
-                        &m
-                    )
-                }
-            }
+        match seq {
+            Iota::From(start) => launch!(self, "iota_from"<W>, over n; &mut out.s, &m, &start),
+            Iota::Mod3NonZero => launch!(self, "iota_mod3"<W>, over n; &mut out.s, &m),
         }
         Ok(out)
     }
@@ -746,9 +495,7 @@ impl Backend for Cuda {
     fn fill<W: Word>(&self, n: usize, value: W) -> Result<DevBuf<W>> {
         let mut out = self.alloc::<W>(n)?;
         let (m, v) = (n as u64, value.to_u64());
-        if n > 0 {
-            launch!(self, format!("fill_{}", W::CU), grid(n), &mut out.s, &m, &v);
-        }
+        launch!(self, "fill"<W>, over n; &mut out.s, &m, &v);
         Ok(out)
     }
 
@@ -759,15 +506,7 @@ impl Backend for Cuda {
         if !text.is_empty() {
             let t = self.to_device(text)?;
             let w = words as u64;
-            launch!(
-                self,
-                "pack_text".into(),
-                grid(words),
-                &t.s,
-                &n,
-                &w,
-                &mut out.s
-            );
+            launch!(self, "pack_text", with grid(words); &t.s, &n, &w, &mut out.s);
         }
         Ok(out)
     }
@@ -786,20 +525,8 @@ impl Backend for Cuda {
         );
         let mut out = self.alloc::<K>(pos.len)?;
         let m = pos.len as u64;
-        if m > 0 {
-            launch!(
-                self,
-                format!("text_keys_{}_{}", K::CU, W::CU),
-                grid(pos.len),
-                &packed.s,
-                &n,
-                &pos.s,
-                &m,
-                &k,
-                &lbits,
-                &mut out.s
-            );
-        }
+        launch!(self, "text_keys"<K, W>, over pos.len;
+            &packed.s, &n, &pos.s, &m, &k, &lbits, &mut out.s);
         Ok(out)
     }
 
@@ -829,28 +556,14 @@ impl Backend for Cuda {
         );
         let mut out = self.alloc::<u8>(pos.len)?;
         let m = pos.len as u64;
-        if m > 0 {
-            launch!(
-                self,
-                format!("text_heads_{}", W::CU),
-                grid(pos.len),
-                &packed.s,
-                &n,
-                &pos.s,
-                &m,
-                &k,
-                &lbits,
-                &mut out.s
-            );
-        }
+        launch!(self, "text_heads"<W>, over pos.len;
+            &packed.s, &n, &pos.s, &m, &k, &lbits, &mut out.s);
         Ok(out)
     }
 
     fn head_index<W: Word>(&self, heads: &DevBuf<u8>, add: u64) -> Result<DevBuf<W>> {
-        let (mut out, name, m) = self.map_out::<W>("head_index", heads.len)?;
-        if m > 0 {
-            launch!(self, name, grid(heads.len), &heads.s, &m, &add, &mut out.s);
-        }
+        let (mut out, m) = (self.alloc::<W>(heads.len)?, heads.len as u64);
+        launch!(self, "head_index"<W>, over heads.len; &heads.s, &m, &add, &mut out.s);
         Ok(out)
     }
 
@@ -860,15 +573,8 @@ impl Backend for Cuda {
         let mut out = self.alloc::<W>(total as usize)?;
         if total > 0 {
             let n = keep.len as u64;
-            launch!(
-                self,
-                format!("compact_index_{}", W::CU),
-                tiles_cfg(keep.len.div_ceil(TILE)),
-                &keep.s,
-                &n,
-                &offsets.s,
-                &mut out.s
-            );
+            launch!(self, "compact_index"<W>, tiles keep.len.div_ceil(TILE);
+                &keep.s, &n, &offsets.s, &mut out.s);
         }
         Ok(out)
     }
@@ -882,28 +588,14 @@ impl Backend for Cuda {
     ) -> Result<()> {
         let (l, n0) = layout_args(layout);
         let (m, dn) = (pos.len as u64, dst.len as u64);
-        if m > 0 {
-            launch!(
-                self,
-                format!("scatter_slots_{}", W::CU),
-                grid(pos.len),
-                &src.s,
-                &pos.s,
-                &m,
-                &l,
-                &n0,
-                &mut dst.s,
-                &dn
-            );
-        }
+        launch!(self, "scatter_slots"<W>, over pos.len;
+            &src.s, &pos.s, &m, &l, &n0, &mut dst.s, &dn);
         Ok(())
     }
 
     fn symbols<W: Word>(&self, packed: &DevBuf<u64>, n: u64) -> Result<DevBuf<W>> {
-        let (mut out, name, m) = self.map_out::<W>("symbols", n as usize)?;
-        if m > 0 {
-            launch!(self, name, grid(n as usize), &packed.s, &m, &mut out.s);
-        }
+        let (mut out, m) = (self.alloc::<W>(n as usize)?, n);
+        launch!(self, "symbols"<W>, over n as usize; &packed.s, &m, &mut out.s);
         Ok(out)
     }
 
@@ -916,22 +608,8 @@ impl Backend for Cuda {
         n: u64,
     ) -> Result<DevBuf<W>> {
         let (l, n0) = layout_args(layout);
-        let (mut out, name, m) = self.map_out::<W>("fetch", pos.len)?;
-        if m > 0 {
-            launch!(
-                self,
-                name,
-                grid(pos.len),
-                &rank.s,
-                &l,
-                &n0,
-                &pos.s,
-                &m,
-                &h,
-                &n,
-                &mut out.s
-            );
-        }
+        let (mut out, m) = (self.alloc::<W>(pos.len)?, pos.len as u64);
+        launch!(self, "fetch"<W>, over pos.len; &rank.s, &l, &n0, &pos.s, &m, &h, &n, &mut out.s);
         Ok(out)
     }
 
@@ -948,36 +626,20 @@ impl Backend for Cuda {
         );
         let m = pos.len as u64;
         let mut out = self.alloc::<K>(pos.len)?;
-        if m > 0 {
-            launch!(
-                self,
-                format!("triple_keys_{}_{}", K::CU, W::CU),
-                grid(pos.len),
-                &s.s,
-                &pos.s,
-                &m,
-                &n,
-                &bits,
-                &mut out.s
-            );
-        }
+        launch!(self, "triple_keys"<K, W>, over pos.len; &s.s, &pos.s, &m, &n, &bits, &mut out.s);
         Ok(out)
     }
 
     fn slots<W: Word>(&self, pos: &DevBuf<W>, layout: RankLayout) -> Result<DevBuf<W>> {
         let (l, n0) = layout_args(layout);
-        let (mut out, name, m) = self.map_out::<W>("slots", pos.len)?;
-        if m > 0 {
-            launch!(self, name, grid(pos.len), &pos.s, &m, &l, &n0, &mut out.s);
-        }
+        let (mut out, m) = (self.alloc::<W>(pos.len)?, pos.len as u64);
+        launch!(self, "slots"<W>, over pos.len; &pos.s, &m, &l, &n0, &mut out.s);
         Ok(out)
     }
 
     fn split_positions<W: Word>(&self, slots: &DevBuf<W>, n0: u64) -> Result<DevBuf<W>> {
-        let (mut out, name, m) = self.map_out::<W>("split_positions", slots.len)?;
-        if m > 0 {
-            launch!(self, name, grid(slots.len), &slots.s, &m, &n0, &mut out.s);
-        }
+        let (mut out, m) = (self.alloc::<W>(slots.len)?, slots.len as u64);
+        launch!(self, "split_positions"<W>, over slots.len; &slots.s, &m, &n0, &mut out.s);
         Ok(out)
     }
 
@@ -987,73 +649,33 @@ impl Backend for Cuda {
         base: &DevBuf<W>,
         add: u64,
     ) -> Result<DevBuf<W>> {
-        let (mut out, name, m) = self.map_out::<W>("head_values", heads.len)?;
-        if m > 0 {
-            launch!(
-                self,
-                name,
-                grid(heads.len),
-                &heads.s,
-                &base.s,
-                &m,
-                &add,
-                &mut out.s
-            );
-        }
+        let (mut out, m) = (self.alloc::<W>(heads.len)?, heads.len as u64);
+        launch!(self, "head_values"<W>, over heads.len; &heads.s, &base.s, &m, &add, &mut out.s);
         Ok(out)
     }
 
     fn add_flags<W: Word>(&self, x: &mut DevBuf<W>, flags: &DevBuf<u8>) -> Result<()> {
         let m = x.len as u64;
-        if m > 0 {
-            launch!(
-                self,
-                format!("add_flags_{}", W::CU),
-                grid(x.len),
-                &mut x.s,
-                &flags.s,
-                &m
-            );
-        }
+        launch!(self, "add_flags"<W>, over x.len; &mut x.s, &flags.s, &m);
         Ok(())
     }
 
     fn sub_const<W: Word>(&self, x: &mut DevBuf<W>, sub: u64) -> Result<()> {
         let m = x.len as u64;
-        if m > 0 {
-            launch!(
-                self,
-                format!("sub_const_{}", W::CU),
-                grid(x.len),
-                &mut x.s,
-                &m,
-                &sub
-            );
-        }
+        launch!(self, "sub_const"<W>, over x.len; &mut x.s, &m, &sub);
         Ok(())
     }
 
     fn widen<W: Word>(&self, flags: &DevBuf<u8>) -> Result<DevBuf<W>> {
-        let (mut out, name, m) = self.map_out::<W>("widen", flags.len)?;
-        if m > 0 {
-            launch!(self, name, grid(flags.len), &flags.s, &m, &mut out.s);
-        }
+        let (mut out, m) = (self.alloc::<W>(flags.len)?, flags.len as u64);
+        launch!(self, "widen"<W>, over flags.len; &flags.s, &m, &mut out.s);
         Ok(out)
     }
 
     fn unsorted(&self, heads: &DevBuf<u8>) -> Result<DevBuf<u8>> {
         let mut out = self.alloc::<u8>(heads.len)?;
         let m = heads.len as u64;
-        if m > 0 {
-            launch!(
-                self,
-                "unsorted_flags".into(),
-                grid(heads.len),
-                &heads.s,
-                &m,
-                &mut out.s
-            );
-        }
+        launch!(self, "unsorted_flags", over heads.len; &heads.s, &m, &mut out.s);
         Ok(out)
     }
 
@@ -1067,46 +689,23 @@ impl Backend for Cuda {
         let mut ids: DevBuf<W> = self.widen(&ones)?;
         self.scan(&mut ids.s, m, true)?;
         let starts: DevBuf<W> = self.compact_index(heads)?;
-        let (mut out, name, m64) = self.map_out::<W>("segment_lengths", m)?;
+        let (mut out, m64) = (self.alloc::<W>(m)?, m as u64);
         let g = starts.len as u64;
-        if m > 0 {
-            launch!(self, name, grid(m), &ids.s, &starts.s, &g, &m64, &mut out.s);
-        }
+        launch!(self, "segment_lengths"<W>, over m; &ids.s, &starts.s, &g, &m64, &mut out.s);
         Ok(out)
     }
 
     fn in_range<W: Word>(&self, x: &DevBuf<W>, lo: u64, hi: u64) -> Result<DevBuf<u8>> {
         let mut out = self.alloc::<u8>(x.len)?;
         let m = x.len as u64;
-        if m > 0 {
-            launch!(
-                self,
-                format!("in_range_{}", W::CU),
-                grid(x.len),
-                &x.s,
-                &m,
-                &lo,
-                &hi,
-                &mut out.s
-            );
-        }
+        launch!(self, "in_range"<W>, over x.len; &x.s, &m, &lo, &hi, &mut out.s);
         Ok(out)
     }
 
     fn mod3_is<W: Word>(&self, x: &DevBuf<W>, r: u64) -> Result<DevBuf<u8>> {
         let mut out = self.alloc::<u8>(x.len)?;
         let m = x.len as u64;
-        if m > 0 {
-            launch!(
-                self,
-                format!("mod3_is_{}", W::CU),
-                grid(x.len),
-                &x.s,
-                &m,
-                &r,
-                &mut out.s
-            );
-        }
+        launch!(self, "mod3_is"<W>, over x.len; &x.s, &m, &r, &mut out.s);
         Ok(out)
     }
 
@@ -1114,17 +713,7 @@ impl Backend for Cuda {
         assert!(v.is_power_of_two(), "residues: {v} is not a power of two");
         let mut out = self.alloc::<u32>(x.len)?;
         let m = x.len as u64;
-        if m > 0 {
-            launch!(
-                self,
-                format!("residues_{}", W::CU),
-                grid(x.len),
-                &x.s,
-                &m,
-                &v,
-                &mut out.s
-            );
-        }
+        launch!(self, "residues"<W>, over x.len; &x.s, &m, &v, &mut out.s);
         Ok(out)
     }
 
@@ -1136,23 +725,10 @@ impl Backend for Cuda {
     ) -> Result<DevBuf<u32>> {
         let mut out = self.alloc::<u32>(pos.len)?;
         let m = pos.len as u64;
-        if m > 0 {
-            launch!(
-                self,
-                format!("cover_ranks_{}", W::CU),
-                grid(pos.len),
-                &pos.s,
-                &m,
-                &n,
-                &sample.v,
-                &sample.size,
-                &sample.rank.s,
-                &sample.index.s,
-                &sample.start.s,
-                &sample.pairs.s,
-                &mut out.s
-            );
-        }
+        launch!(self, "cover_ranks"<W>, over pos.len;
+            &pos.s, &m, &n,
+            &sample.v, &sample.size, &sample.rank.s, &sample.index.s, &sample.start.s,
+            &sample.pairs.s, &mut out.s);
         Ok(out)
     }
 }
