@@ -13,8 +13,9 @@ use std::sync::{Arc, Mutex, Weak};
 
 use fm::{Batch, Choice, Index, MapConfig, Mapper, Mode, Op, OwnedRecord, PairConfig, ReadView};
 use fmalign_core as fm;
-use pyo3::exceptions::{PyException, PyFileNotFoundError, PyOSError, PyValueError};
+use pyo3::exceptions::{PyException, PyFileNotFoundError, PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 pyo3::create_exception!(
     fmalign,
@@ -328,73 +329,85 @@ impl Alignment {
     }
 }
 
-/// A read given as (name, seq, qual) or (name, seq): each a str or bytes,
-/// qual None for no qualities.
-struct Read {
-    name: Vec<u8>,
-    seq: Vec<u8>,
-    qual: Option<Vec<u8>>,
+/// The bytes of a str (its UTF-8, borrowed from the object) or a bytes
+/// object; `what` names the argument in the error.
+fn bytes_of<'a>(o: &'a Bound<'_, PyAny>, what: impl Fn() -> String) -> PyResult<&'a [u8]> {
+    if let Ok(s) = o.cast::<PyString>() {
+        return Ok(s.to_str()?.as_bytes());
+    }
+    if let Ok(b) = o.cast::<PyBytes>() {
+        return Ok(b.as_bytes());
+    }
+    Err(PyTypeError::new_err(format!(
+        "{}: expected str or bytes, not {}",
+        what(),
+        o.get_type().name()?
+    )))
 }
 
-/// Bytes of a str or bytes argument.
-#[derive(FromPyObject)]
-enum Text {
-    Str(String),
-    Bytes(Vec<u8>),
-}
-
-impl Text {
-    fn into_bytes(self) -> Vec<u8> {
-        match self {
-            Text::Str(s) => s.into_bytes(),
-            Text::Bytes(b) => b,
-        }
+/// [`bytes_of`] of an optional argument (None: none).
+fn opt_bytes_of<'a>(
+    o: Option<&'a Bound<'_, PyAny>>,
+    what: impl Fn() -> String,
+) -> PyResult<Option<&'a [u8]>> {
+    match o {
+        Some(o) if !o.is_none() => bytes_of(o, what).map(Some),
+        _ => Ok(None),
     }
 }
 
-impl Read {
-    fn new(name: Option<Text>, seq: Text, qual: Option<Text>) -> Read {
-        Read {
-            name: name.map(Text::into_bytes).unwrap_or_default(),
-            seq: seq.into_bytes(),
-            qual: qual.map(Text::into_bytes),
-        }
-    }
-
-    fn view(&self) -> ReadView<'_> {
-        ReadView {
-            name: &self.name,
-            seq: &self.seq,
-            qual: self.qual.as_deref(),
-        }
-    }
-
-    /// `item` of a batch: a (name, seq[, qual]) tuple or list.
-    fn from_item(item: &Bound<'_, PyAny>, i: usize) -> PyResult<Read> {
+/// The fields of each item of `items`, an iterable of tuples (or lists)
+/// of `n` objects: the objects the reads' bytes are borrowed from while
+/// the batch is built.
+fn fields<'py>(
+    items: &Bound<'py, PyAny>,
+    n: usize,
+    what: &str,
+) -> PyResult<Vec<Vec<Bound<'py, PyAny>>>> {
+    let mut out = Vec::new();
+    for (i, item) in items.try_iter()?.enumerate() {
+        let item = item?;
         let bad = || {
             PyValueError::new_err(format!(
-                "read {} of the batch: expected a (name, seq, qual) tuple",
+                "{} {} of the batch: expected a {what} tuple",
+                if n == 5 { "pair" } else { "read" },
                 i + 1
             ))
         };
-        let t: Vec<Bound<'_, PyAny>> = item.extract().map_err(|_| bad())?;
-        if !(2..=3).contains(&t.len()) {
+        let f: Vec<Bound<'py, PyAny>> = if let Ok(t) = item.cast::<PyTuple>() {
+            t.iter().collect()
+        } else if let Ok(l) = item.cast::<PyList>() {
+            l.iter().collect()
+        } else {
+            return Err(bad());
+        };
+        if f.len() != n {
             return Err(bad());
         }
-        let name: Option<Text> = t[0].extract()?;
-        let seq: Text = t[1].extract()?;
-        let qual: Option<Text> = match t.get(2) {
-            Some(q) => q.extract()?,
-            None => None,
-        };
-        Ok(Read::new(name, seq, qual))
+        out.push(f);
     }
+    Ok(out)
+}
+
+/// A read of a batch from its fields: name (None: none), seq, qual (None:
+/// none); `k` the read's number in messages.
+fn view<'a>(
+    name: &'a Bound<'_, PyAny>,
+    seq: &'a Bound<'_, PyAny>,
+    qual: &'a Bound<'_, PyAny>,
+    k: usize,
+) -> PyResult<ReadView<'a>> {
+    Ok(ReadView {
+        name: opt_bytes_of(Some(name), || format!("read {k}: the name"))?.unwrap_or_default(),
+        seq: bytes_of(seq, || format!("read {k}: the sequence"))?,
+        qual: opt_bytes_of(Some(qual), || format!("read {k}: the qualities"))?,
+    })
 }
 
 /// A batch of reads as the library takes them (checked as the FASTQ
-/// reader checks a record).
-fn batch(reads: &[Read]) -> PyResult<Batch> {
-    Batch::from_reads(reads.iter().map(Read::view)).map_err(PyValueError::new_err)
+/// reader checks a record; copied once, from the Python objects).
+fn batch<'a>(reads: impl IntoIterator<Item = ReadView<'a>>) -> PyResult<Batch> {
+    Batch::from_reads(reads).map_err(PyValueError::new_err)
 }
 
 /// Maps reads against one index with one set of options, as `fmalign map`
@@ -424,39 +437,31 @@ struct Aligner {
 }
 
 impl Aligner {
-    /// Each read's (or pair's) mapped records as hits.
-    fn hits(&self, records: Vec<Vec<OwnedRecord>>) -> Vec<Vec<Alignment>> {
-        records
-            .into_iter()
-            .map(|rs| {
-                rs.into_iter()
-                    .filter_map(|r| Alignment::of(r, &self.index, self.rg.as_ref()))
-                    .collect()
-            })
-            .collect()
-    }
-
-    fn map_reads(&self, py: Python<'_>, reads: Vec<Read>) -> PyResult<Vec<Vec<Alignment>>> {
-        let mapper = Arc::clone(&self.mapper);
-        let records = py.detach(move || -> PyResult<_> {
-            let b = batch(&reads)?;
-            mapper.map(&b).map(|(r, _)| r).map_err(py_err)
-        })?;
-        Ok(self.hits(records))
-    }
-
-    fn map_pairs(
+    /// Maps `reads` (and `mates`: pairs) with the GIL released, and each
+    /// read's (or pair's) mapped records as hits.
+    fn run(
         &self,
         py: Python<'_>,
-        ones: Vec<Read>,
-        twos: Vec<Read>,
+        reads: Batch,
+        mates: Option<Batch>,
     ) -> PyResult<Vec<Vec<Alignment>>> {
         let mapper = Arc::clone(&self.mapper);
-        let records = py.detach(move || -> PyResult<_> {
-            let (b1, b2) = (batch(&ones)?, batch(&twos)?);
-            mapper.map_pairs(&b1, &b2).map(|(r, _)| r).map_err(py_err)
-        })?;
-        Ok(self.hits(records))
+        let (index, rg) = (Arc::clone(&self.index), self.rg.clone());
+        py.detach(move || {
+            let (records, _) = match &mates {
+                Some(m) => mapper.map_pairs(&reads, m),
+                None => mapper.map(&reads),
+            }
+            .map_err(py_err)?;
+            Ok(records
+                .into_iter()
+                .map(|rs| {
+                    rs.into_iter()
+                        .filter_map(|r| Alignment::of(r, &index, rg.as_ref()))
+                        .collect()
+                })
+                .collect())
+        })
     }
 }
 
@@ -606,12 +611,19 @@ impl Aligner {
     fn map(
         &self,
         py: Python<'_>,
-        seq: Text,
-        qual: Option<Text>,
-        name: Option<Text>,
+        seq: &Bound<'_, PyAny>,
+        qual: Option<&Bound<'_, PyAny>>,
+        name: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Alignment>> {
-        let reads = vec![Read::new(name, seq, qual)];
-        Ok(self.map_reads(py, reads)?.pop().unwrap_or_default())
+        let read = ReadView {
+            name: opt_bytes_of(name, || "name".into())?.unwrap_or_default(),
+            seq: bytes_of(seq, || "seq".into())?,
+            qual: opt_bytes_of(qual, || "qual".into())?,
+        };
+        Ok(self
+            .run(py, batch([read])?, None)?
+            .pop()
+            .unwrap_or_default())
     }
 
     /// The alignments of a pair: mate 1's, then mate 2's (`read_num` says
@@ -620,17 +632,25 @@ impl Aligner {
     fn map_pair(
         &self,
         py: Python<'_>,
-        seq1: Text,
-        seq2: Text,
-        qual1: Option<Text>,
-        qual2: Option<Text>,
-        name: Option<Text>,
+        seq1: &Bound<'_, PyAny>,
+        seq2: &Bound<'_, PyAny>,
+        qual1: Option<&Bound<'_, PyAny>>,
+        qual2: Option<&Bound<'_, PyAny>>,
+        name: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Alignment>> {
-        let name = name.map(Text::into_bytes);
-        let one = Read::new(name.clone().map(Text::Bytes), seq1, qual1);
-        let two = Read::new(name.map(Text::Bytes), seq2, qual2);
+        let name = opt_bytes_of(name, || "name".into())?.unwrap_or_default();
+        let one = ReadView {
+            name,
+            seq: bytes_of(seq1, || "seq1".into())?,
+            qual: opt_bytes_of(qual1, || "qual1".into())?,
+        };
+        let two = ReadView {
+            name,
+            seq: bytes_of(seq2, || "seq2".into())?,
+            qual: opt_bytes_of(qual2, || "qual2".into())?,
+        };
         Ok(self
-            .map_pairs(py, vec![one], vec![two])?
+            .run(py, batch([one])?, Some(batch([two])?))?
             .pop()
             .unwrap_or_default())
     }
@@ -640,11 +660,13 @@ impl Aligner {
     /// None); returns one list of alignments per read, in read order, the
     /// same as `fmalign map` gives the same reads.
     fn map_batch(&self, py: Python<'_>, reads: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<Alignment>>> {
-        let mut v = Vec::new();
-        for (i, item) in reads.try_iter()?.enumerate() {
-            v.push(Read::from_item(&item?, i)?);
-        }
-        self.map_reads(py, v)
+        let f = fields(reads, 3, "(name, seq, qual)")?;
+        let views = f
+            .iter()
+            .enumerate()
+            .map(|(i, r)| view(&r[0], &r[1], &r[2], i + 1))
+            .collect::<PyResult<Vec<_>>>()?;
+        self.run(py, batch(views)?, None)
     }
 
     /// Maps many pairs as `fmalign map R1 R2` does: `pairs` is an iterable
@@ -658,32 +680,18 @@ impl Aligner {
         py: Python<'_>,
         pairs: &Bound<'_, PyAny>,
     ) -> PyResult<Vec<Vec<Alignment>>> {
-        let (mut ones, mut twos) = (Vec::new(), Vec::new());
-        for (i, item) in pairs.try_iter()?.enumerate() {
-            let item = item?;
-            let bad = || {
-                PyValueError::new_err(format!(
-                    "pair {} of the batch: expected a (name, seq1, qual1, seq2, qual2) tuple",
-                    i + 1
-                ))
-            };
-            let t: Vec<Bound<'_, PyAny>> = item.extract().map_err(|_| bad())?;
-            if t.len() != 5 {
-                return Err(bad());
-            }
-            let name: Option<Vec<u8>> = t[0].extract::<Option<Text>>()?.map(Text::into_bytes);
-            ones.push(Read::new(
-                name.clone().map(Text::Bytes),
-                t[1].extract()?,
-                t[2].extract()?,
-            ));
-            twos.push(Read::new(
-                name.map(Text::Bytes),
-                t[3].extract()?,
-                t[4].extract()?,
-            ));
-        }
-        self.map_pairs(py, ones, twos)
+        let f = fields(pairs, 5, "(name, seq1, qual1, seq2, qual2)")?;
+        let ones = f
+            .iter()
+            .enumerate()
+            .map(|(i, p)| view(&p[0], &p[1], &p[2], i + 1))
+            .collect::<PyResult<Vec<_>>>()?;
+        let twos = f
+            .iter()
+            .enumerate()
+            .map(|(i, p)| view(&p[0], &p[3], &p[4], i + 1))
+            .collect::<PyResult<Vec<_>>>()?;
+        self.run(py, batch(ones)?, Some(batch(twos)?))
     }
 
     fn __repr__(&self) -> String {

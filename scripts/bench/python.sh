@@ -5,10 +5,12 @@
 # 1.2x the CLI's time).
 #
 # The CLI's time is the whole command (index load, FASTQ parse, mapping,
-# SAM to /dev/null), wall seconds by /usr/bin/time. The module's is
-# Aligner() (index load) + map_batch (mapping and building the hit
-# objects), the reads already in Python lists; the FASTQ parse in Python
-# and to_sam() of every hit are printed beside it, not counted.
+# SAM to /dev/null), wall and CPU (user + system) seconds by /usr/bin/time.
+# The module's is Aligner() (index load) + map_batch (mapping and building
+# the hit objects), the reads already in Python lists, wall and CPU
+# (getrusage: every thread of the process); the FASTQ parse in Python and
+# to_sam() of every hit are printed beside it, not counted. CPU seconds
+# are steadier than wall ones on a busy machine.
 #
 #   scripts/bench/python.sh INDEX READS.fq [READS2.fq]
 #   PY=/path/to/venv/bin/python T=2 REPEAT=3 scripts/bench/python.sh ...
@@ -37,15 +39,18 @@ kw="mode='$MODE'"
 [ "$MODE" = ungapped ] && kw="mode='ungapped', mismatches=2"
 
 cli() {
-    /usr/bin/time -f %e -o /tmp/fmalign-py-bench.time \
+    /usr/bin/time -f "%e %U %S" -o /tmp/fmalign-py-bench.time \
         "$FMALIGN" map -q -t "$T" "${flags[@]}" "$INDEX" "$R1" ${R2:+"$R2"} >/dev/null
-    cat /tmp/fmalign-py-bench.time
+    awk '{ printf "%s %.2f\n", $1, $2 + $3 }' /tmp/fmalign-py-bench.time
 }
 
 module() {
     "$PY" - "$INDEX" "$R1" "${R2:-}" <<PYEOF
-import sys, time
+import resource, sys, time
 import fmalign
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 index, r1, r2 = sys.argv[1], sys.argv[2], sys.argv[3]
 def fastq(path):
     out = []
@@ -60,24 +65,25 @@ t = time.perf_counter()
 one = fastq(r1)
 two = fastq(r2) if r2 else None
 parse = time.perf_counter() - t
-t = time.perf_counter()
+t, c = time.perf_counter(), cpu()
 a = fmalign.Aligner(index, threads=$T, $kw)
 if two:
     hits = a.map_pair_batch([(x[0], x[1], x[2], y[1], y[2]) for x, y in zip(one, two)])
 else:
     hits = a.map_batch(one)
-mapped = time.perf_counter() - t
+mapped, mapped_cpu = time.perf_counter() - t, cpu() - c
 t = time.perf_counter()
 n = sum(len(h.to_sam()) for hs in hits for h in hs)
 sam = time.perf_counter() - t
-print(f"{mapped:.3f} {parse:.3f} {sam:.3f}")
+print(f"{mapped:.3f} {mapped_cpu:.2f} {parse:.3f} {sam:.3f}")
 PYEOF
 }
 
 echo "reads: $R1${R2:+ + $R2}; mode $MODE; -t $T; $REPEAT rounds, CLI and module alternating"
-printf 'round\tcli_s\tmodule_s\tratio\tpy_parse_s\tto_sam_s\n'
+printf 'round\tcli_s\tmodule_s\tratio\tcli_cpu_s\tmodule_cpu_s\tcpu_ratio\tpy_parse_s\tto_sam_s\n'
 for i in $(seq 1 "$REPEAT"); do
-    c=$(cli)
-    read -r m p s < <(module)
-    printf '%s\t%s\t%s\t%.2f\t%s\t%s\n' "$i" "$c" "$m" "$(echo "$m / $c" | bc -l)" "$p" "$s"
+    read -r c cc < <(cli)
+    read -r m mc p s < <(module)
+    printf '%s\t%s\t%s\t%.2f\t%s\t%s\t%.2f\t%s\t%s\n' "$i" "$c" "$m" "$(echo "$m / $c" | bc -l)" \
+        "$cc" "$mc" "$(echo "$mc / $cc" | bc -l)" "$p" "$s"
 done
