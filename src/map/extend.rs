@@ -45,8 +45,9 @@ pub(super) fn ref_window(index: &Index, contig: u32, start: u64, end: u64) -> Ve
         }
         let lo = s.contig_start.max(start);
         let hi = (s.contig_start + s.len).min(end);
-        for p in lo..hi {
-            out[(p - start) as usize] = dna::packed_base(pac, s.text_start + (p - s.contig_start));
+        if lo < hi {
+            let to = &mut out[(lo - start) as usize..(hi - start) as usize];
+            dna::unpack_into(pac, s.text_start + (lo - s.contig_start), to);
         }
         k += 1;
     }
