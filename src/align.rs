@@ -291,29 +291,42 @@ fn with_block<B, R>(
 /// `mode`. `None` when nothing aligns (an empty read or window, or no local
 /// alignment with a positive score).
 pub fn extend(read: &[u8], window: &[u8], mode: Mode) -> Option<Extended> {
+    extend_scored(read, window, mode).1
+}
+
+/// [`local_score`] and [`extend`] of `read` in `window` from one dynamic
+/// program: [`extend`]'s Smith-Waterman (with traceback) is the one
+/// [`local_score`] runs without, and its best score is that score. For a
+/// candidate whose score is wanted and that is then likely extended.
+pub fn extend_scored(read: &[u8], window: &[u8], mode: Mode) -> (i32, Option<Extended>) {
     if read.is_empty() || window.is_empty() {
-        return None;
+        return (0, None);
     }
     let sc = Scoring::of(mode);
-    match mode {
-        Mode::EndToEnd => semi_global(read, window, &sc),
+    let (best, core) = local_core(read, window, &sc);
+    let Some(core) = core else {
+        return (best, None);
+    };
+    let e = match mode {
+        Mode::EndToEnd => whole_read(read, window, &core, &sc),
         Mode::Local => {
             // One Smith-Waterman for both: the local alignment and the
             // whole read built on it.
-            let core = local_core(read, window, &sc)?;
             let local = smith_waterman(read, window, &core, &sc);
             let clipped = local.clipped_ends();
             if clipped == 0 {
-                return Some(local);
-            }
-            let whole = whole_read(read, window, &core, &sc);
-            Some(if whole.score >= local.score - sc.clip * clipped {
-                whole
-            } else {
                 local
-            })
+            } else {
+                let whole = whole_read(read, window, &core, &sc);
+                if whole.score >= local.score - sc.clip * clipped {
+                    whole
+                } else {
+                    local
+                }
+            }
         }
-    }
+    };
+    (best, Some(e))
 }
 
 impl Extended {
@@ -326,17 +339,13 @@ impl Extended {
 }
 
 /// The whole read against any part of the window (a semi-global
-/// alignment): the best local alignment first, then its clipped read ends
-/// aligned whole, each against the window beyond it, with the window's far
-/// end free (block-aligner's free query-start gaps; its free query-end gaps
-/// give wrong results, see the tests). `None` when nothing scores above 0
-/// in the dynamic program (block-aligner keeps only positive maxima).
-fn semi_global(read: &[u8], window: &[u8], sc: &Scoring) -> Option<Extended> {
-    let core = local_core(read, window, sc)?;
-    Some(whole_read(read, window, &core, sc))
-}
-
-/// [`semi_global`] given its local alignment `core`.
+/// alignment, end-to-end's [`extend`]) given its best local alignment
+/// `core` ([`local_core`]): that alignment's clipped read ends aligned
+/// whole, each against the window beyond it, with the window's far end
+/// free (block-aligner's free query-start gaps; its free query-end gaps
+/// give wrong results, see the tests). There is none when nothing scores
+/// above 0 in the dynamic program (block-aligner keeps only positive
+/// maxima).
 fn whole_read(read: &[u8], window: &[u8], core: &Core, sc: &Scoring) -> Extended {
     let (qs, qe, rs, re) = (core.qs, core.qe, core.rs, core.re);
     let mut ops = Vec::new();
@@ -465,6 +474,98 @@ pub fn local_score_bound(
     let hit = (sc.matched + sc.bonus) as u8;
     let miss = (sc.mismatch - sc.bonus) as u8;
     let hop = (sc.gap_open + sc.gap_extend) as u8;
+    // The window padded to whole vectors with a code no read base has: a
+    // padded cell only mismatches, and its lane runs on into padding only
+    // (a lane's window position grows with the row), so no real cell reads
+    // one, and none exceeds the best cell before it (see `bound_rows`).
+    let w = window.len().next_multiple_of(BOUND_VECTOR);
+    let mut padded = vec![PAD_CODE; w];
+    padded[..window.len()].copy_from_slice(window);
+    let costs = BoundCosts { hit, miss, hop };
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is present (checked just above).
+        return Some(unsafe { bound_rows_avx2(read, &padded, costs, decide) });
+    }
+    Some(bound_rows(read, &padded, costs, decide))
+}
+
+/// Lanes of [`local_score_bound`]'s rows are padded to a multiple of this
+/// (an AVX2 vector of bytes).
+const BOUND_VECTOR: usize = 32;
+
+/// The code of [`local_score_bound`]'s padding (no read base has it).
+const PAD_CODE: u8 = 0xff;
+
+/// [`local_score_bound`]'s scores as its byte cells take them.
+#[derive(Clone, Copy)]
+struct BoundCosts {
+    hit: u8,
+    miss: u8,
+    hop: u8,
+}
+
+/// [`bound_rows`] in AVX2 vectors of 32 cells (`window`'s length is a
+/// multiple of [`BOUND_VECTOR`]): the same operations on the same cells.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn bound_rows_avx2(read: &[u8], window: &[u8], c: BoundCosts, decide: Option<i32>) -> i32 {
+    use std::arch::x86_64::*;
+    let BoundCosts { hit, miss, hop } = c;
+    let (m, w) = (read.len(), window.len());
+    assert!(m > 0 && w.is_multiple_of(BOUND_VECTOR));
+    let mut v = vec![0u8; w + m - 1];
+    let hits = _mm256_set1_epi8(hit as i8);
+    let misses = _mm256_set1_epi8(miss as i8);
+    let (mut top, mut from) = (0u8, 0u8);
+    for (i, &a) in read.iter().enumerate() {
+        let lane = m - 1 - i;
+        let row = &mut v[lane..lane + w];
+        let base = _mm256_set1_epi8(a as i8);
+        let floor = _mm256_set1_epi8(from as i8);
+        let mut best = _mm256_setzero_si256();
+        for (x, b) in row
+            .chunks_exact_mut(BOUND_VECTOR)
+            .zip(window.chunks_exact(BOUND_VECTOR))
+        {
+            // SAFETY: both chunks are 32 bytes (unaligned loads and store).
+            unsafe {
+                let y = _mm256_max_epu8(_mm256_loadu_si256(x.as_ptr().cast()), floor);
+                let eq = _mm256_cmpeq_epi8(_mm256_loadu_si256(b.as_ptr().cast()), base);
+                let z =
+                    _mm256_blendv_epi8(_mm256_subs_epu8(y, misses), _mm256_adds_epu8(y, hits), eq);
+                _mm256_storeu_si256(x.as_mut_ptr().cast(), z);
+                best = _mm256_max_epu8(best, z);
+            }
+        }
+        let mut h = _mm_max_epu8(
+            _mm256_castsi256_si128(best),
+            _mm256_extracti128_si256::<1>(best),
+        );
+        h = _mm_max_epu8(h, _mm_srli_si128::<8>(h));
+        h = _mm_max_epu8(h, _mm_srli_si128::<4>(h));
+        h = _mm_max_epu8(h, _mm_srli_si128::<2>(h));
+        h = _mm_max_epu8(h, _mm_srli_si128::<1>(h));
+        let best = _mm_cvtsi128_si32(h) as u8;
+        top = top.max(best);
+        from = top.saturating_sub(hop);
+        if let Some(t) = decide {
+            let most = i32::from(top) + i32::from(hit) * (m - 1 - i) as i32;
+            if i32::from(top) >= t || most < t {
+                return most;
+            }
+        }
+    }
+    i32::from(top)
+}
+
+/// [`local_score_bound`]'s relaxed dynamic program over `window` (padded:
+/// a padded cell only mismatches, so it is never above the best cell of an
+/// earlier row or 0, and the result is the unpadded window's).
+#[inline(always)]
+fn bound_rows(read: &[u8], window: &[u8], c: BoundCosts, decide: Option<i32>) -> i32 {
+    let BoundCosts { hit, miss, hop } = c;
+    let m = read.len();
     // Diagonal o (window position minus read position) from 1 − m to
     // W − 1: lane o + m − 1. Row i has cells on the W lanes from m − 1 − i
     // (the window's bases in order). A lane's value before its first cell
@@ -491,11 +592,114 @@ pub fn local_score_bound(
         if let Some(t) = decide {
             let most = i32::from(top) + i32::from(hit) * (m - 1 - i) as i32;
             if i32::from(top) >= t || most < t {
-                return Some(most);
+                return most;
             }
         }
     }
-    Some(i32::from(top))
+    i32::from(top)
+}
+
+/// An upper bound of the AS of every end-to-end alignment of `read` in
+/// `window` (the whole read aligned, the window overhanging for free),
+/// where a mismatch at read base `i` costs `penalties[i]` (what AS charges
+/// there: by base quality, [`Scoring::mismatch_at`]) and a gap of `L`
+/// `gap_open + gap_extend × L`, cheaper than any alignment: a relaxed
+/// dynamic program of costs (minus AS) over every diagonal of the window in
+/// which a path may also leave its diagonal after any row for any other at
+/// a later row for a gap's least cost, `gap_open + gap_extend` × (the rows
+/// it skips, at least 1): every alignment is such a path (an insertion of
+/// `L` skips `L` rows, a deletion none, each costing at least that), so the
+/// result bounds the best AS from above. Rows may also start with their
+/// first bases skipped, or end with their last ones skipped, at that cost
+/// (leading and trailing insertions). `None` for reads or windows with an
+/// N.
+///
+/// With `floor`, it stops as soon as every path is known to score below
+/// it (then a looser bound, still below `floor`): costs only grow along a
+/// path, so the least cost of a row's cells and of the paths in a gap
+/// across it bounds every path's from below. Costs are saturating bytes:
+/// a `floor` below −254 gives `None`.
+pub fn end_to_end_bound(
+    read: &[u8],
+    penalties: &[u8],
+    window: &[u8],
+    floor: Option<i32>,
+) -> Option<i32> {
+    let m = read.len();
+    assert_eq!(penalties.len(), m, "a penalty per read base");
+    if m == 0 || window.is_empty() || floor.is_some_and(|f| f < -254) {
+        return None;
+    }
+    if window.iter().fold(0u8, |x, &c| x | c) > 3 || read.iter().fold(0u8, |x, &c| x | c) > 3 {
+        return None;
+    }
+    // Padded to whole vectors: a padded cell is a mismatch, a path the
+    // relaxation may take besides the real ones (it only lowers costs).
+    let w = window.len().next_multiple_of(BOUND_VECTOR);
+    let mut padded = vec![PAD_CODE; w];
+    padded[..window.len()].copy_from_slice(window);
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is present (checked just above).
+        return Some(unsafe { cost_rows_avx2(read, penalties, &padded, floor) });
+    }
+    Some(cost_rows(read, penalties, &padded, floor))
+}
+
+/// [`cost_rows`] compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn cost_rows_avx2(read: &[u8], penalties: &[u8], window: &[u8], floor: Option<i32>) -> i32 {
+    cost_rows(read, penalties, window, floor)
+}
+
+/// [`end_to_end_bound`]'s program over the padded `window`.
+#[inline(always)]
+fn cost_rows(read: &[u8], penalties: &[u8], window: &[u8], floor: Option<i32>) -> i32 {
+    let sc = Scoring::of(Mode::EndToEnd);
+    let (open, ext) = (sc.gap_open, sc.gap_extend);
+    let m = read.len();
+    let w = window.len();
+    // Lanes as in `bound_rows`; 255: no path (or a cost of 255 or more).
+    let mut v = vec![u8::MAX; w + m - 1];
+    const NONE: i32 = u8::MAX as i32;
+    // The least cost of row i − 1's cells (of a virtual row −1 before the
+    // read: 0), and of a gap's start over rows up to i − 2 carried on to
+    // row i − 1 (`ext` a row): `min over j ≤ i − 2 of low(j) + ext (i − 1 − j)`.
+    let (mut low, mut gap) = (0i32, NONE);
+    let limit = floor.map(|f| -f);
+    for (i, (&a, &pen)) in read.iter().zip(penalties).enumerate() {
+        // A path enters row i from a cell of row i − 1 (a deletion: one
+        // gap) or from an earlier row (skipping rows: an insertion).
+        let from = if i == 0 {
+            0
+        } else {
+            (low + open + ext).min(gap + open).min(NONE)
+        } as u8;
+        let lane = m - 1 - i;
+        let mut best = u8::MAX;
+        for (x, b) in v[lane..lane + w]
+            .chunks_exact_mut(BOUND_VECTOR)
+            .zip(window.chunks_exact(BOUND_VECTOR))
+        {
+            for (x, &b) in x.iter_mut().zip(b) {
+                let y = (*x).min(from);
+                *x = if a == b { y } else { y.saturating_add(pen) };
+                best = best.min(*x);
+            }
+        }
+        gap = (gap + ext).min(low + ext).min(NONE);
+        low = i32::from(best);
+        if let Some(l) = limit {
+            // Every path costs at least this from here on.
+            let least = low.min(gap + open);
+            if least > l {
+                return -least;
+            }
+        }
+    }
+    // The last row, or a trailing insertion.
+    -low.min(gap + open)
 }
 
 /// The best local alignment: read `qs..qe` against window `rs..re`.
@@ -507,9 +711,10 @@ struct Core {
     ops: Vec<(Op, u32)>,
 }
 
-/// Smith-Waterman by block-aligner (local start, X-drop with no drop):
-/// `None` when no alignment scores above 0.
-fn local_core(read: &[u8], window: &[u8], sc: &Scoring) -> Option<Core> {
+/// Smith-Waterman by block-aligner (local start, X-drop with no drop): its
+/// best score ([`local_score`]'s), and the alignment, `None` when no
+/// alignment scores above 0.
+fn local_core(read: &[u8], window: &[u8], sc: &Scoring) -> (i32, Option<Core>) {
     let (size, q, r) = padded(read, window);
     let mut cigar = Cigar::new(read.len(), window.len());
     let AlignResult {
@@ -533,7 +738,7 @@ fn local_core(read: &[u8], window: &[u8], sc: &Scoring) -> Option<Core> {
         res
     });
     if score <= 0 {
-        return None;
+        return (score, None);
     }
     let mut ops = ops_of(&cigar);
     let (mut qs, mut rs) = (query_idx, reference_idx);
@@ -571,13 +776,16 @@ fn local_core(read: &[u8], window: &[u8], sc: &Scoring) -> Option<Core> {
         }
         ops.pop();
     }
-    Some(Core {
-        qs,
-        qe,
-        rs,
-        re,
-        ops,
-    })
+    (
+        score,
+        Some(Core {
+            qs,
+            qe,
+            rs,
+            re,
+            ops,
+        }),
+    )
 }
 
 /// The best-scoring part of the read against any part of the window, given
@@ -1860,6 +2068,210 @@ mod tests {
             vec![(Op::Match, 11), (Op::Ins, 4), (Op::Match, 135)]
         );
         assert_eq!(ungapped(&read, &window, 32, Mode::Local), None);
+    }
+
+    /// The best AS of an end-to-end alignment of `read` in `window` (the
+    /// whole read, the window's ends free) with a mismatch at read base `i`
+    /// costing `pens[i]` and a gap of `L` `open + extend × L`, insertions
+    /// at the read's ends too: a plain Gotoh dynamic program.
+    fn end_to_end_best(read: &[u8], pens: &[u8], window: &[u8]) -> i32 {
+        const NEG: i32 = i32::MIN / 4;
+        let sc = Scoring::of(Mode::EndToEnd);
+        let (go, ge) = (sc.gap_open, sc.gap_extend);
+        let w = window.len();
+        // Row i: read[..i] aligned, ending at window position j.
+        let mut h = vec![0i32; w + 1];
+        let mut f = vec![NEG; w + 1];
+        for (i, (&a, &pen)) in read.iter().zip(pens).enumerate() {
+            let mut nh = vec![NEG; w + 1];
+            let mut e = NEG;
+            for j in 0..=w {
+                // Read base i inserted, or against window base j − 1.
+                f[j] = (h[j] - go - ge).max(f[j] - ge);
+                let diag = if j > 0 {
+                    h[j - 1]
+                        + if a == window[j - 1] {
+                            0
+                        } else {
+                            -i32::from(pen)
+                        }
+                } else {
+                    NEG
+                };
+                if j > 0 {
+                    e = (nh[j - 1] - go - ge).max(e - ge);
+                }
+                nh[j] = diag.max(f[j]).max(e);
+            }
+            let _ = i;
+            h = nh;
+        }
+        h.into_iter().max().expect("a cell")
+    }
+
+    /// `end_to_end_bound` is never below the best AS of an end-to-end
+    /// alignment (the plain program above, and AS of `extend`'s alignment
+    /// rescored), with random per-base penalties, in rescue-sized windows
+    /// holding the read (substitutions, indels, at the window's edges) or
+    /// not; stopped at a floor it is on the same side of it; and it proves
+    /// most unrelated windows below end-to-end's minimum score.
+    #[test]
+    fn end_to_end_bound_bounds() {
+        let mut seed = 0x3e2e_b0b0_d5c1_a7f3u64;
+        let (mut unrelated, mut pruned) = (0, 0);
+        for case in 0..400 {
+            let m = [150, 100, 36, 250][case % 4];
+            let n = [400, 900, 1300][case % 3].max(m + 2);
+            let window: Vec<u8> = if case % 11 == 10 {
+                (0..n).map(|i| ((i / 2) % 2) as u8 * 2).collect()
+            } else {
+                (0..n).map(|_| (rng(&mut seed) % 4) as u8).collect()
+            };
+            let related = case % 4 != 3;
+            let mut read: Vec<u8> = if related {
+                // From the window, sometimes hanging over its ends.
+                let at = match case % 9 {
+                    0 => 0,
+                    1 => n - m,
+                    _ => (rng(&mut seed) % (n - m) as u64) as usize,
+                };
+                window[at..at + m].to_vec()
+            } else {
+                (0..m).map(|_| (rng(&mut seed) % 4) as u8).collect()
+            };
+            for _ in 0..rng(&mut seed) % 10 {
+                let k = (rng(&mut seed) % m as u64) as usize;
+                read[k] = (read[k] + 1) % 4;
+            }
+            match rng(&mut seed) % 4 {
+                0 => {
+                    let k = (rng(&mut seed) % (m as u64 - 4)) as usize;
+                    read.drain(k..k + 1 + (rng(&mut seed) % 3) as usize);
+                }
+                1 => {
+                    let k = (rng(&mut seed) % m as u64) as usize;
+                    read.insert(k, (rng(&mut seed) % 4) as u8);
+                }
+                _ => {}
+            }
+            let pens: Vec<u8> = (0..read.len())
+                .map(|_| match case % 3 {
+                    0 => 6,
+                    _ => 2 + (rng(&mut seed) % 5) as u8,
+                })
+                .collect();
+            let best = end_to_end_best(&read, &pens, &window);
+            let bound = end_to_end_bound(&read, &pens, &window, None).unwrap();
+            assert!(bound >= best, "case {case}: {bound} < {best}");
+            if let Some(e) = extend(&read, &window, Mode::EndToEnd) {
+                let qual: Vec<u8> = pens
+                    .iter()
+                    .map(|&p| 33 + ((i32::from(p) - 2) * 10) as u8)
+                    .collect();
+                let sc = Scoring::of(Mode::EndToEnd);
+                let q = score_with_quality(&read, &qual, &window, e.ref_start, &e.cigar, &sc);
+                assert!(bound >= q, "case {case}: {bound} < AS {q}");
+            }
+            for f in [best, best + 1, best - 1, bound, bound + 1, -90, -254] {
+                if f < -254 {
+                    continue;
+                }
+                let early = end_to_end_bound(&read, &pens, &window, Some(f)).unwrap();
+                assert!(
+                    early >= bound && (early < f) == (bound < f),
+                    "case {case}, floor {f}: {early} against {bound}"
+                );
+            }
+            assert_eq!(end_to_end_bound(&read, &pens, &window, Some(-255)), None);
+            if !related {
+                unrelated += 1;
+                let min = Scoring::min_score(Mode::EndToEnd, read.len());
+                pruned += usize::from(bound < min);
+            }
+        }
+        assert!(
+            10 * pruned >= 9 * unrelated,
+            "{pruned} of {unrelated} pruned"
+        );
+    }
+
+    /// `local_score_bound` as first written (no padding, no AVX2): the
+    /// padded program, in both its builds, must give exactly this.
+    fn bound_unpadded(read: &[u8], window: &[u8], mode: Mode, decide: Option<i32>) -> i32 {
+        let sc = Scoring::of(mode);
+        let hit = (sc.matched + sc.bonus) as u8;
+        let miss = (sc.mismatch - sc.bonus) as u8;
+        let hop = (sc.gap_open + sc.gap_extend) as u8;
+        let (m, w) = (read.len(), window.len());
+        let mut v = vec![0u8; w + m - 1];
+        let (mut top, mut from) = (0u8, 0u8);
+        for (i, &a) in read.iter().enumerate() {
+            let lane = m - 1 - i;
+            let mut best = 0u8;
+            for (x, &b) in v[lane..lane + w].iter_mut().zip(window) {
+                let y = (*x).max(from);
+                *x = if a == b {
+                    y.saturating_add(hit)
+                } else {
+                    y.saturating_sub(miss)
+                };
+                best = best.max(*x);
+            }
+            top = top.max(best);
+            from = top.saturating_sub(hop);
+            if let Some(t) = decide {
+                let most = i32::from(top) + i32::from(hit) * (m - 1 - i) as i32;
+                if i32::from(top) >= t || most < t {
+                    return most;
+                }
+            }
+        }
+        i32::from(top)
+    }
+
+    /// The padded bound (AVX2 where present, and the plain build) is the
+    /// unpadded one, on windows of every length modulo the vector, with and
+    /// without a threshold, related and unrelated reads.
+    #[test]
+    fn padded_bound_is_the_unpadded_one() {
+        let mut seed = 0x0b0d_2a11_5eed_7001u64;
+        for case in 0..600 {
+            let m = [150, 100, 36, 250, 19, 1][case % 6];
+            let w = m + (rng(&mut seed) % 200) as usize;
+            let window: Vec<u8> = (0..w).map(|_| (rng(&mut seed) % 4) as u8).collect();
+            let read: Vec<u8> = if case % 3 == 0 {
+                (0..m).map(|_| (rng(&mut seed) % 4) as u8).collect()
+            } else {
+                let at = (rng(&mut seed) % (w - m + 1) as u64) as usize;
+                let mut r = window[at..at + m].to_vec();
+                for _ in 0..rng(&mut seed) % 6 {
+                    let k = (rng(&mut seed) % m as u64) as usize;
+                    r[k] = (r[k] + 1) % 4;
+                }
+                r
+            };
+            for mode in [Mode::EndToEnd, Mode::Local] {
+                let full = bound_unpadded(&read, &window, mode, None);
+                for decide in [None, Some(full), Some(full - 7), Some(full + 3), Some(19)] {
+                    let want = bound_unpadded(&read, &window, mode, decide);
+                    let got = local_score_bound(&read, &window, mode, decide);
+                    assert_eq!(got, Some(want), "case {case} {mode:?} {decide:?}");
+                    let sc = Scoring::of(mode);
+                    let costs = BoundCosts {
+                        hit: (sc.matched + sc.bonus) as u8,
+                        miss: (sc.mismatch - sc.bonus) as u8,
+                        hop: (sc.gap_open + sc.gap_extend) as u8,
+                    };
+                    let mut padded = window.clone();
+                    padded.resize(w.next_multiple_of(BOUND_VECTOR), PAD_CODE);
+                    assert_eq!(
+                        bound_rows(&read, &padded, costs, decide),
+                        want,
+                        "case {case}"
+                    );
+                }
+            }
+        }
     }
 
     /// `local_score_bound` is never below `local_score` nor the plain

@@ -133,6 +133,42 @@ pub fn packed_base(pac: &[u8], i: u64) -> u8 {
     (pac[(i / 4) as usize] >> (2 * (i % 4))) & 3
 }
 
+/// The four codes of each packed byte, in text order.
+const UNPACKED: [[u8; 4]; 256] = {
+    let mut t = [[0u8; 4]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut k = 0;
+        while k < 4 {
+            t[b][k] = ((b >> (2 * k)) & 3) as u8;
+            k += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// Bases `from..from + out.len()` of a packed text into `out`: what
+/// [`packed_base`] gives for each, a byte (four bases) at a time.
+pub fn unpack_into(pac: &[u8], from: u64, out: &mut [u8]) {
+    let n = out.len() as u64;
+    // Up to the first whole byte, then whole bytes, then the rest.
+    let head = ((4 - from % 4) % 4).min(n) as usize;
+    for (k, x) in out[..head].iter_mut().enumerate() {
+        *x = packed_base(pac, from + k as u64);
+    }
+    let first = ((from + head as u64) / 4) as usize;
+    let mut chunks = out[head..].chunks_exact_mut(4);
+    for (x, &b) in (&mut chunks).zip(&pac[first..]) {
+        x.copy_from_slice(&UNPACKED[b as usize]);
+    }
+    let rest = chunks.into_remainder();
+    let at = from + n - rest.len() as u64;
+    for (k, x) in rest.iter_mut().enumerate() {
+        *x = packed_base(pac, at + k as u64);
+    }
+}
+
 /// An MD5 digest in lower-case hex (SAM `@SQ M5`, `fmalign info`).
 pub fn md5_hex(md5: &[u8; 16]) -> String {
     md5.iter().map(|b| format!("{b:02x}")).collect()
@@ -417,6 +453,26 @@ pub fn reverse_fields(w: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `unpack_into` gives `packed_base` of every base, over ranges of
+    /// every start and length modulo 4.
+    #[test]
+    fn unpack_into_is_packed_base() {
+        let pac: Vec<u8> = (0..64u32).map(|i| (i * 97 + 13) as u8).collect();
+        for from in 0..40u64 {
+            for len in 0..60usize {
+                if from + len as u64 > 4 * pac.len() as u64 {
+                    continue;
+                }
+                let mut out = vec![9u8; len];
+                unpack_into(&pac, from, &mut out);
+                let want: Vec<u8> = (0..len as u64)
+                    .map(|k| packed_base(&pac, from + k))
+                    .collect();
+                assert_eq!(out, want, "from {from}, {len} bases");
+            }
+        }
+    }
 
     #[test]
     fn complement_table() {

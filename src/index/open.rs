@@ -303,9 +303,9 @@ impl Index {
             }
             let lo = s.contig_start.max(start);
             let hi = (s.contig_start + s.len).min(end);
-            for p in lo..hi {
-                out[(p - start) as usize] =
-                    crate::dna::packed_base(pac, s.text_start + (p - s.contig_start));
+            if lo < hi {
+                let to = &mut out[(lo - start) as usize..(hi - start) as usize];
+                crate::dna::unpack_into(pac, s.text_start + (lo - s.contig_start), to);
             }
             k += 1;
         }

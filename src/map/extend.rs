@@ -521,6 +521,10 @@ struct Locus {
     /// The extension there when the ungapped shortcut settled it
     /// ([`align::ungapped`]: then neither dynamic program runs).
     short: Option<align::Extended>,
+    /// [`align::extend`] there when the ranking computed `ub` with it
+    /// ([`align::extend_scored`]: the candidates it ranks are mostly
+    /// extended next), until the extension takes it.
+    full: Option<Option<align::Extended>>,
     /// [`extend_at`] there, once computed (kept only with a [`Memo`]).
     ext: Option<Option<Aligned>>,
 }
@@ -690,6 +694,7 @@ fn align_seeded(
                         ub,
                         bound,
                         short,
+                        full: None,
                         ext: None,
                     });
                     loci.len() - 1
@@ -729,6 +734,17 @@ fn align_seeded(
     // Exact scores where they may decide the ranking: highest bound first,
     // every candidate whose bound reaches the margin below the best exact
     // score so far. The others score below it whatever their exact score.
+    // These are mostly extended next: the score comes with the extension
+    // (one dynamic program, with traceback, instead of two).
+    let exact_extended = |l: &mut Locus| -> i32 {
+        *l.ub.get_or_insert_with(|| {
+            let (rev, _, diag) = l.key;
+            let codes = &strands[usize::from(rev)][skip_before(diag, m, mode)..];
+            let (best, e) = align::extend_scored(codes, &l.window, mode);
+            l.full = Some(e);
+            best
+        })
+    };
     let mut order: Vec<usize> = (0..cands.len()).collect();
     order.sort_by_key(|&k| std::cmp::Reverse(loci[cands[k].1].bound));
     for k in order {
@@ -737,7 +753,7 @@ fn align_seeded(
             if best.is_some_and(|b| l.bound.is_some_and(|u| u < b - margin)) {
                 break;
             }
-            let x = exact(l);
+            let x = exact_extended(l);
             best = Some(best.map_or(x, |b| b.max(x)));
         }
     }
@@ -763,9 +779,12 @@ fn align_seeded(
             skip: skip_before(a.diagonal(), m, mode),
         };
         let codes = strands[usize::from(a.rev)];
-        let e = match &l.short {
-            Some(e) => aligned(codes, &l.window, place, mode, &quals, min, e.clone()),
-            None => extend_at(codes, &l.window, place, mode, &quals, min),
+        let e = match (&l.short, l.full.take()) {
+            (Some(e), _) => aligned(codes, &l.window, place, mode, &quals, min, e.clone()),
+            (None, Some(full)) => {
+                full.and_then(|e| aligned(codes, &l.window, place, mode, &quals, min, e))
+            }
+            (None, None) => extend_at(codes, &l.window, place, mode, &quals, min),
         };
         if keep {
             l.ext = Some(e.clone());
@@ -943,6 +962,19 @@ impl Quals {
                 rev: Vec::new(),
             },
         }
+    }
+
+    /// What AS charges a mismatch at each base of the read on strand `rev`
+    /// (in that strand's order) of `len` bases: by quality where [`Quals::score`]
+    /// rescores by it, else the mode's mismatch.
+    pub(super) fn penalties(&self, rev: bool, len: usize, sc: &Scoring) -> Vec<u8> {
+        let q = if rev { &self.rev } else { &self.fwd };
+        if q.len() != len {
+            return vec![sc.mismatch as u8; len];
+        }
+        q.iter()
+            .map(|&c| sc.mismatch_at(c.saturating_sub(33)) as u8)
+            .collect()
     }
 
     /// AS of `e`: rescored by quality when the mode charges by it.
