@@ -1,6 +1,8 @@
 //! Upper bounds of a window's best score, cheaper than its dynamic
 //! program: `local_score_bound` and `end_to_end_bound` (AVX2 or scalar rows).
 
+#[cfg(doc)]
+use super::extend::local_score;
 use super::{Mode, Scoring};
 
 /// An upper bound of [`local_score`] (the best local score of `read` in

@@ -2,6 +2,8 @@
 //! dynamic program's alignment, with no dynamic program run (`ungapped`).
 
 use super::extend::finish;
+#[cfg(doc)]
+use super::extend::{extend, local_score};
 use super::{Extended, Mode, Op, Scoring, clips};
 
 /// What [`ungapped`] proved: the dynamic program's results for a read whose
