@@ -14,6 +14,7 @@
 
 use crate::dna;
 use crate::fm::{FmIndex, Interval, RankIndex};
+use crate::search::{BiIndex, BiInterval};
 
 /// Shortest seed (bwa mem's `-k`).
 pub const MIN_SEED: usize = 19;
@@ -104,6 +105,258 @@ pub fn maximal_seeds(fm: &RankIndex<'_>, codes: &[u8], min_len: usize, out: &mut
             });
         }
     }
+}
+
+/// The supermaximal exact matches (SMEMs) of `codes` (0..=3; anything
+/// else ends a match) that cover read base `x` and occur at least
+/// `min_rows` times, appended to `out` (first base, length, rows), by bwa
+/// mem's algorithm (`bwt_smem1`): the matches starting at `x` extended
+/// right in the reversed text's index, keeping one per count of rows,
+/// then all of them extended left together, each kept where it can go no
+/// further unless a longer one still can (it is then contained in it).
+/// Returns where the longest match from `x` ends, the next `x` to search
+/// from to find every SMEM. With `min_rows` 1 they are the maximal exact
+/// matches no longer one contains; with more, bwa mem's re-seeding: the
+/// longest matches through `x` with at least that many occurrences.
+pub fn smems_at(
+    bi: &BiIndex<'_>,
+    codes: &[u8],
+    x: usize,
+    min_rows: u64,
+    stop: usize,
+    out: &mut Vec<(u32, u32, Interval)>,
+) -> usize {
+    let m = codes.len();
+    if x >= m || codes[x] > 3 {
+        return x + 1;
+    }
+    // (interval, end): the matches from x, one per count of rows.
+    let mut prev: Vec<(BiInterval, usize)> = Vec::new();
+    let mut ik = bi.extend_right(bi.full())[codes[x] as usize];
+    let mut end = x + 1;
+    while end < m {
+        if codes[end] > 3 {
+            break;
+        }
+        let ok = bi.extend_right(ik)[codes[end] as usize];
+        if ok.len() != ik.len() {
+            prev.push((ik, end));
+            if ok.len() < min_rows {
+                break;
+            }
+        }
+        ik = ok;
+        end += 1;
+    }
+    if end == m || codes[end] > 3 {
+        prev.push((ik, end));
+    }
+    // Longest (fewest rows) first.
+    prev.reverse();
+    let ret = prev.first().map_or(x + 1, |p| p.1);
+    let first_out = out.len();
+    let mut curr: Vec<(BiInterval, usize)> = Vec::with_capacity(prev.len());
+    let mut i = x;
+    loop {
+        let c = if i == 0 {
+            None
+        } else {
+            Some(codes[i - 1]).filter(|&c| c < 4)
+        };
+        curr.clear();
+        for &(p, pend) in &prev {
+            let ok = c.map(|c| bi.extend_left(p)[c as usize]);
+            match ok {
+                Some(ok) if ok.len() >= min_rows => {
+                    if curr.last().is_none_or(|l| l.0.len() != ok.len()) {
+                        curr.push((ok, pend));
+                    }
+                }
+                _ => {
+                    // Ends here (at i): kept unless a longer one goes on, or
+                    // one kept already starts here or before.
+                    let contained = out[first_out..].last().is_some_and(|l| i as u32 >= l.0);
+                    if curr.is_empty() && !contained {
+                        out.push((i as u32, (pend - i) as u32, p.fwd));
+                    }
+                }
+            }
+        }
+        if curr.is_empty() || i <= stop {
+            break;
+        }
+        std::mem::swap(&mut prev, &mut curr);
+        i -= 1;
+    }
+    ret
+}
+
+/// One search of [`smems_many`]: [`smems_at`]'s arguments.
+#[derive(Clone, Copy, Debug)]
+pub struct SmemJob<'a> {
+    pub codes: &'a [u8],
+    pub x: usize,
+    pub min_rows: u64,
+    pub stop: usize,
+}
+
+/// A search of [`smems_many`] under way.
+struct SmemLane {
+    job: usize,
+    /// Extending right (the matches from `x`), or left from `i`.
+    right: bool,
+    ik: BiInterval,
+    end: usize,
+    prev: Vec<(BiInterval, usize)>,
+    curr: Vec<(BiInterval, usize)>,
+    i: usize,
+}
+
+/// [`smems_at`] of each job (its SMEMs in `out[job]`, as `smems_at`
+/// appends them to an empty vector), `lanes` searches in lockstep: after
+/// each step a lane prefetches the Occ lines its next step reads, so that
+/// the lanes' cache misses overlap.
+pub fn smems_many(
+    bi: &BiIndex<'_>,
+    jobs: &[SmemJob<'_>],
+    lanes: usize,
+) -> Vec<Vec<(u32, u32, Interval)>> {
+    let mut out: Vec<Vec<(u32, u32, Interval)>> = vec![Vec::new(); jobs.len()];
+    let mut active: Vec<SmemLane> = Vec::with_capacity(lanes);
+    let mut next = 0;
+    let prefetch_right = |iv: &BiInterval| {
+        bi.rev.prefetch(iv.rev_lo);
+        bi.rev.prefetch(iv.rev_lo + iv.len());
+    };
+    let prefetch_left = |prev: &[(BiInterval, usize)]| {
+        for (p, _) in prev {
+            bi.fwd.prefetch(p.fwd.lo);
+            bi.fwd.prefetch(p.fwd.hi);
+        }
+    };
+    loop {
+        while active.len() < lanes.max(1) && next < jobs.len() {
+            let j = jobs[next];
+            if j.x < j.codes.len() && j.codes[j.x] <= 3 {
+                let ik = bi.extend_right(bi.full())[j.codes[j.x] as usize];
+                prefetch_right(&ik);
+                active.push(SmemLane {
+                    job: next,
+                    right: true,
+                    ik,
+                    end: j.x + 1,
+                    prev: Vec::new(),
+                    curr: Vec::new(),
+                    i: j.x,
+                });
+            }
+            next += 1;
+        }
+        if active.is_empty() {
+            break;
+        }
+        let mut k = 0;
+        while k < active.len() {
+            let l = &mut active[k];
+            let j = jobs[l.job];
+            let (codes, m) = (j.codes, j.codes.len());
+            let mut done = false;
+            if l.right {
+                // One step of smems_at's first loop.
+                let mut stopped = l.end >= m || codes[l.end] > 3;
+                if !stopped {
+                    let ok = bi.extend_right(l.ik)[codes[l.end] as usize];
+                    if ok.len() != l.ik.len() {
+                        l.prev.push((l.ik, l.end));
+                        if ok.len() < j.min_rows {
+                            stopped = true;
+                        }
+                    }
+                    if !stopped {
+                        l.ik = ok;
+                        l.end += 1;
+                        prefetch_right(&l.ik);
+                    }
+                }
+                if stopped {
+                    if l.end == m || codes[l.end] > 3 {
+                        l.prev.push((l.ik, l.end));
+                    }
+                    l.prev.reverse();
+                    l.right = false;
+                    if l.i > 0 {
+                        prefetch_left(&l.prev);
+                    }
+                }
+            } else {
+                // One step of smems_at's second loop.
+                let i = l.i;
+                let c = if i == 0 {
+                    None
+                } else {
+                    Some(codes[i - 1]).filter(|&c| c < 4)
+                };
+                l.curr.clear();
+                let o = &mut out[l.job];
+                for &(p, pend) in &l.prev {
+                    let ok = c.map(|c| bi.extend_left(p)[c as usize]);
+                    match ok {
+                        Some(ok) if ok.len() >= j.min_rows => {
+                            if l.curr.last().is_none_or(|x| x.0.len() != ok.len()) {
+                                l.curr.push((ok, pend));
+                            }
+                        }
+                        _ => {
+                            let contained = o.last().is_some_and(|x| i as u32 >= x.0);
+                            if l.curr.is_empty() && !contained {
+                                o.push((i as u32, (pend - i) as u32, p.fwd));
+                            }
+                        }
+                    }
+                }
+                if l.curr.is_empty() || i <= j.stop {
+                    done = true;
+                } else {
+                    std::mem::swap(&mut l.prev, &mut l.curr);
+                    l.i -= 1;
+                    if l.i > 0 {
+                        prefetch_left(&l.prev);
+                    }
+                }
+            }
+            if done {
+                active.swap_remove(k);
+            } else {
+                k += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Every SMEM of `codes` of at least `min_len` bases, appended to `out` as
+/// seeds, in no particular order: [`smems_at`] from every `min_len`-th
+/// base (`min_len - 1`, `2 min_len - 1`, ...), which each such SMEM
+/// covers (bwa mem searches from where the previous search stopped, which
+/// also finds the shorter ones).
+pub fn smems(bi: &BiIndex<'_>, codes: &[u8], min_len: usize, out: &mut Vec<Seed>) {
+    let min_len = min_len.max(1);
+    let mut found = Vec::new();
+    let mut x = min_len - 1;
+    while x < codes.len() {
+        // Those that start before x - min_len + 1 cover the previous x.
+        smems_at(bi, codes, x, 1, (x + 1).saturating_sub(min_len), &mut found);
+        x += min_len;
+    }
+    found.retain(|f| f.1 as usize >= min_len);
+    found.sort_unstable_by_key(|f| (f.0, f.1));
+    found.dedup_by_key(|f| (f.0, f.1));
+    out.extend(found.into_iter().map(|(qpos, len, rows)| Seed {
+        qpos,
+        len,
+        rows,
+        at: None,
+    }));
 }
 
 /// [`greedy_seeds`] of many reads, `lanes` searches in lockstep: each
@@ -497,6 +750,85 @@ mod tests {
         let mut got = Vec::new();
         maximal_seeds(&fm, &r, 19, &mut got);
         assert!(got.iter().any(|s| s.qpos == 0 && s.len == 30), "{got:?}");
+    }
+
+    /// SMEMs from the bidirectional index ([`smems`], from every
+    /// `min`-th base) are the maximal matches found the slow way
+    /// ([`maximal_seeds`], tested above against a naive count), rows
+    /// included; [`smems_many`] in lockstep finds what [`smems_at`] finds
+    /// job by job, for any least count of rows and stop: matches through
+    /// `x`, starting at `stop` or after, with at least that many rows.
+    #[test]
+    fn smems_are_the_maximal_matches() {
+        let mut seed = 0x5eed_0f5e_ed5e_ed01u64;
+        let mut text: Vec<u8> = (0..20_000).map(|_| (rng(&mut seed) % 4) as u8).collect();
+        // Near copies, so that matches shadow one another.
+        for k in 0..20 {
+            let from = (rng(&mut seed) % 19_000) as usize;
+            let to = (rng(&mut seed) % 19_000) as usize;
+            let piece = text[from..from + 200].to_vec();
+            text[to..to + 200].copy_from_slice(&piece);
+            text[to + 7 * k % 200] = (text[to + 7 * k % 200] + 1) % 4;
+        }
+        let index = index_of(&text);
+        let bi = BiIndex {
+            fwd: index.fm(),
+            rev: index.rev_fm(),
+        };
+        let mut reads = Vec::new();
+        for k in 0..60 {
+            let at = (rng(&mut seed) % 19_900) as usize;
+            let len = [36, 50, 60][k % 3];
+            let mut r = text[at..at + len].to_vec();
+            for _ in 0..(rng(&mut seed) % 6) {
+                let i = (rng(&mut seed) % len as u64) as usize;
+                r[i] = if k % 11 == 0 { 4 } else { (r[i] + 1) % 4 };
+            }
+            reads.push(r);
+        }
+        let mut jobs = Vec::new();
+        for (k, r) in reads.iter().enumerate() {
+            for min in [12, 19] {
+                let mut want = Vec::new();
+                maximal_seeds(&bi.fwd, r, min, &mut want);
+                let mut got = Vec::new();
+                smems(&bi, r, min, &mut got);
+                let key = |v: &[Seed]| {
+                    let mut v: Vec<(u32, u32, Interval)> =
+                        v.iter().map(|s| (s.qpos, s.len, s.rows)).collect();
+                    v.sort_unstable_by_key(|x| (x.0, x.1));
+                    v
+                };
+                assert_eq!(key(&got), key(&want), "read {k}, min {min}");
+            }
+            for x in (0..r.len()).step_by(7) {
+                for min_rows in [1, 2, 5] {
+                    for stop in [0, x / 2, x] {
+                        jobs.push(SmemJob {
+                            codes: r,
+                            x,
+                            min_rows,
+                            stop,
+                        });
+                    }
+                }
+            }
+        }
+        let many = smems_many(&bi, &jobs, 7);
+        let mut reseeded = 0;
+        for (j, got) in jobs.iter().zip(&many) {
+            let mut one = Vec::new();
+            smems_at(&bi, j.codes, j.x, j.min_rows, j.stop, &mut one);
+            assert_eq!(got, &one, "{j:?}");
+            for &(q, l, rows) in got {
+                let (q, l) = (q as usize, l as usize);
+                assert!(q >= j.stop && q <= j.x && j.x < q + l, "{j:?} {q} {l}");
+                assert_eq!(rows, bi.fwd.backward_search(&j.codes[q..q + l]));
+                assert!(rows.len() >= j.min_rows);
+                reseeded += usize::from(j.min_rows > 1);
+            }
+        }
+        assert!(reseeded > 100, "{reseeded}");
     }
 
     fn anchor(rev: bool, rpos: u64, qpos: u32, len: u32) -> Anchor {

@@ -725,6 +725,60 @@ fn short_reads_found_and_placed_by_the_exhaustive_search() {
     }
 }
 
+/// Short reads whose best alignment has more errors than the exhaustive
+/// search covers (`K` = 2) are seeded with every maximal exact match too
+/// (`extend::wide_anchors`): a 60-base read with two copies in the
+/// reference, each 4 mismatches from it, where the greedy cover's seed of
+/// 27 bases ends at the read's end in copy A and so steps over copy B's
+/// longest exact match (25 bases, 30..55), which starts left of it and
+/// ends right of it: both copies are found, with the same score, so the
+/// read gets MAPQ 0 in both modes (before, copy A alone at MAPQ 20).
+/// Copy B is on either strand.
+#[test]
+fn short_reads_beyond_the_search_find_a_shadowed_copy() {
+    let mut rng = Rng::new(4040);
+    let mut refs: Vec<RefSeq> = (0..2)
+        .map(|c| RefSeq {
+            name: format!("chr{c}"),
+            seq: rng.bases(50_000),
+        })
+        .collect();
+    let flip = |b: u8| if b == b'A' { b'C' } else { b'A' };
+    let with = |r: &[u8], at: [usize; 4]| {
+        let mut c = r.to_vec();
+        for i in at {
+            c[i] = flip(c[i]);
+        }
+        c
+    };
+    let mut reads = Vec::new();
+    for k in 0..10 {
+        let r = rng.bases(60);
+        let a = with(&r, [5, 10, 20, 32]);
+        let b = with(&r, [8, 15, 29, 55]);
+        let b = if k % 2 == 1 { revcomp(&b) } else { b };
+        let at = 5_000 + 4_000 * k;
+        refs[0].seq[at..at + 60].copy_from_slice(&a);
+        refs[1].seq[at..at + 60].copy_from_slice(&b);
+        reads.push(FqRead {
+            name: format!("r{k}_{}", at + 1),
+            qual: vec![b'I'; 60],
+            seq: r,
+        });
+    }
+    let dir = indexed(&refs);
+    for mode in ["--local", "--end-to-end"] {
+        let (_, recs) = parse_sam(&map(dir.path(), &reads, &[mode]));
+        assert_eq!(recs.len(), reads.len());
+        for r in &recs {
+            let at: u64 = r.qname.split('_').nth(1).unwrap().parse().unwrap();
+            assert_eq!(r.pos, at, "{mode}: {r:?}");
+            assert_eq!(r.tag("XS"), r.tag("AS"), "{mode}: {r:?}");
+            assert_eq!(r.mapq, 0, "{mode}: {r:?}");
+        }
+    }
+}
+
 /// `--end-to-end` MAPQ of a short read by the quality of the base where
 /// its only other placement differs: an exact 36-base read whose segment
 /// is present once more with one base changed is placed at its own copy

@@ -45,7 +45,10 @@ const SEED_LANES: usize = 32;
 const LOCATE_LANES: usize = 32;
 
 /// The gapped alignments of each read of a chunk (see [`align_seeded`]):
-/// the seeds of all of them searched in lockstep first.
+/// the seeds of all of them searched in lockstep first; for short reads
+/// the exhaustive search ([`exhaustive_k`]), and for those whose best
+/// alignment then has more errors than it covered every maximal exact
+/// match ([`wide_anchors`]), each adding the loci it finds.
 pub(super) fn align_reads(
     index: &Index,
     fm: &FmIndex<'_>,
@@ -161,9 +164,177 @@ pub(super) fn align_reads(
             hits,
             more,
             qual,
+            wide: false,
         });
     }
+    // Short reads whose best alignment has more errors than the search
+    // covered: a copy as close may share no seed with the read that the
+    // greedy cover found, so every maximal match seeds them too.
+    let wide: Vec<usize> = short
+        .iter()
+        .filter(|&&(i, k)| {
+            out[i].0.first().is_some_and(|best| {
+                best_errors(mode, reads[i].seq.len(), best) >= f64::from(k) + 1.0
+            })
+        })
+        .map(|s| s.0)
+        .collect();
+    let extra = wide_anchors(index, fm, &codes, &wide, &wanted, &memos);
+    for (&i, extra) in wide.iter().zip(extra) {
+        if let Some(e) = out[i].1.as_mut() {
+            e.wide = true;
+        }
+        if extra.is_empty() {
+            continue;
+        }
+        let mut whole: Vec<Anchor> = (out[i].1.iter())
+            .flat_map(|e| e.hits.iter().map(|h| h.at))
+            .collect();
+        whole.extend(extra);
+        out[i].0 = align_seeded(
+            index,
+            mode,
+            &reads[i],
+            &codes[i],
+            Vec::new(),
+            &whole,
+            memos[i].as_mut(),
+        );
+    }
     out
+}
+
+/// Rows of a maximal match located for [`wide_anchors`] at most.
+const WIDE_MAX_ROWS: u64 = 20;
+
+/// For each read of `which` (indexes into `codes`, both strands of each
+/// read): the anchors of every maximal exact match of at least
+/// [`seed::MIN_SEED`] bases and at most [`WIDE_MAX_ROWS`] rows
+/// ([`seed::smems_many`]) and of the longest matches through the middle
+/// of long rare ones that occur more often (bwa mem's re-seeding), except
+/// those the first pass located (`first`, its seeds; `memos`, its anchors).
+fn wide_anchors(
+    index: &Index,
+    fm: &FmIndex<'_>,
+    codes: &[[Vec<u8>; 2]],
+    which: &[usize],
+    first: &[Vec<(usize, Seed, u64)>],
+    memos: &[Option<Memo>],
+) -> Vec<Vec<Anchor>> {
+    let bi = crate::search::BiIndex {
+        fwd: *fm,
+        rev: index.rev_fm(),
+    };
+    let min = seed::MIN_SEED;
+    // Each SMEM of `min` bases or more covers one of the bases min - 1,
+    // 2 min - 1, ...; those starting before x - min + 1 cover x - min.
+    let mut jobs = Vec::new();
+    let mut job_of = Vec::new();
+    for (w, &i) in which.iter().enumerate() {
+        for (s, c) in codes[i].iter().enumerate() {
+            for x in (min - 1..c.len()).step_by(min) {
+                jobs.push(seed::SmemJob {
+                    codes: c,
+                    x,
+                    min_rows: 1,
+                    stop: x + 1 - min,
+                });
+                job_of.push((w, s));
+            }
+        }
+    }
+    let mut seeds: Vec<[Vec<Seed>; 2]> = vec![[Vec::new(), Vec::new()]; which.len()];
+    let as_seed = |(qpos, len, rows): (u32, u32, Interval)| Seed {
+        qpos,
+        len,
+        rows,
+        at: None,
+    };
+    for (found, &(w, s)) in seed::smems_many(&bi, &jobs, SEED_LANES)
+        .into_iter()
+        .zip(&job_of)
+    {
+        seeds[w][s].extend(
+            found
+                .into_iter()
+                .filter(|f| f.1 as usize >= min)
+                .map(as_seed),
+        );
+    }
+    // bwa mem's re-seeding: the longest matches through the middle of a
+    // long rare one that occur more often.
+    jobs.clear();
+    job_of.clear();
+    for (w, &i) in which.iter().enumerate() {
+        for (s, v) in seeds[w].iter().enumerate() {
+            for x in v {
+                if x.len >= RESEED_MIN_LEN && x.rows.len() <= RESEED_MAX_ROWS {
+                    jobs.push(seed::SmemJob {
+                        codes: &codes[i][s],
+                        x: (x.qpos + x.len / 2) as usize,
+                        min_rows: x.rows.len() + 1,
+                        stop: 0,
+                    });
+                    job_of.push((w, s));
+                }
+            }
+        }
+    }
+    for (found, &(w, s)) in seed::smems_many(&bi, &jobs, SEED_LANES)
+        .into_iter()
+        .zip(&job_of)
+    {
+        seeds[w][s].extend(
+            found
+                .into_iter()
+                .filter(|f| f.1 as usize >= min)
+                .map(as_seed),
+        );
+    }
+    // The rows to locate: a match that holds a seed of the first pass and
+    // occurs as often occurs where it does, located already.
+    let mut wanted: Vec<Vec<(usize, Seed, u64)>> = Vec::with_capacity(which.len());
+    for (w, &i) in which.iter().enumerate() {
+        let known = |s: usize, x: &Seed| {
+            first[i].iter().any(|(fs, f, _)| {
+                let n = if f.at.is_some() { 1 } else { f.rows.len() };
+                *fs == s
+                    && x.qpos <= f.qpos
+                    && f.qpos + f.len <= x.qpos + x.len
+                    && n == x.rows.len()
+            })
+        };
+        let mut rows = Vec::new();
+        for (s, v) in seeds[w].iter_mut().enumerate() {
+            v.sort_unstable_by_key(|x| (x.qpos, x.len));
+            v.dedup_by_key(|x| (x.qpos, x.len));
+            for x in v.iter() {
+                if x.rows.len() <= WIDE_MAX_ROWS && !known(s, x) {
+                    rows.extend((x.rows.lo..x.rows.hi).map(|r| (s, *x, r)));
+                }
+            }
+        }
+        wanted.push(rows);
+    }
+    let rows: Vec<u64> = wanted.iter().flatten().map(|w| w.2).collect();
+    let mut pos = Vec::new();
+    fm.locate_many(&rows, LOCATE_LANES, &mut pos);
+    let mut pos = &pos[..];
+    which
+        .iter()
+        .zip(&wanted)
+        .map(|(&i, w)| {
+            let (here, rest) = pos.split_at(w.len());
+            pos = rest;
+            let old = memos[i]
+                .as_ref()
+                .and_then(|m| m.anchors.as_deref())
+                .unwrap_or(&[]);
+            let mut new = seed_anchors(index, w, here);
+            new.retain(|a| !old.contains(a));
+            new
+        })
+        .collect()
 }
 
 /// Reads shorter than this are also searched exhaustively for ungapped
@@ -203,6 +374,34 @@ pub(super) fn exhaustive_k(mode: Mode, len: usize, best: Option<&Aligned>) -> Op
     (k > 0).then_some(k.min(2) as u8)
 }
 
+/// The errors of a short read's alignment `p` for its MAPQ (`select::short_mapq`'s `e`):
+/// its NM, or its distance from a perfect score in mismatches, whichever is
+/// more; in `--local` at least its NM and its soft-clipped bases at one
+/// error per [`CLIPPED_PER_ERROR`].
+pub(super) fn best_errors(mode: Mode, len: usize, p: &Aligned) -> f64 {
+    let sc = Scoring::of(mode);
+    let unit = sc.matched + sc.mismatch;
+    let mut errors = f64::from(p.nm).max(f64::from(sc.perfect(len) - p.score) / f64::from(unit));
+    if mode == Mode::Local {
+        let (l, r) = align::clips(&p.cigar);
+        errors = errors.max(f64::from(p.nm) + f64::from(l + r) / CLIPPED_PER_ERROR);
+    }
+    errors
+}
+
+/// Soft-clipped bases of a `--local` short read's best alignment counted as
+/// one error (`select::short_mapq`'s `e`) per this many. Its score counts one per
+/// 5 (a mismatch's worth, the fewest mismatches that make a clip of that
+/// length pay): that many crowded into the clip is rarer than as many
+/// spread over the read, and a read from elsewhere, whose part there
+/// aligns by chance, clips long runs: 50- and 60-base reads with no other
+/// placement were wrong 73 times in 76 with a clip of 14 bases or more,
+/// 10 in 67 with 9 to 13, 9 in 520 with 1 to 8 and 52 in 254,630 unclipped
+/// (chr20, sixteen simulated sets, docs/BENCHMARKS.md, 2026-11-28
+/// (twelfth)). A clip of up to 4 bases (one mismatch near an end) counts
+/// as that mismatch would inside the read.
+pub(super) const CLIPPED_PER_ERROR: f64 = 4.0;
+
 /// What the exhaustive search ([`exhaustive_k`]) found for a short read.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Exhaustive {
@@ -216,6 +415,9 @@ pub(super) struct Exhaustive {
     /// The read's base qualities (Phred, as read; [`QUAL_ABSENT`] each
     /// without them).
     pub(super) qual: Vec<u8>,
+    /// Its best alignment had more errors than `k`, so every maximal exact
+    /// match of the read was located too ([`wide_anchors`]).
+    pub(super) wide: bool,
 }
 
 /// Base quality taken for a read given without qualities (FASTA), as its

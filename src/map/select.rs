@@ -3,14 +3,16 @@
 //! mate fields of an ungapped pair; for the gapped modes XS, the
 //! supplementary part of a chimeric read and MAPQ from the scores.
 
-use crate::align::{self, Mode, Scoring};
+use crate::align::{Mode, Scoring};
 use crate::pair::{Orientation, Window, fragment_of};
 use crate::read::{Hit, ReadView};
 use crate::sam::{Aligned, MAPQ_UNIQUE};
 use crate::seed;
 
 use super::config::MapConfig;
-use super::extend::{Exhaustive, Located, aligned_phred, mismatch_phred, near, read_span};
+use super::extend::{
+    Exhaustive, Located, aligned_phred, best_errors, mismatch_phred, near, read_span,
+};
 use super::find::{ReadHits, name_hash};
 
 /// MAPQ of a unique alignment far above any other (gapped modes).
@@ -311,7 +313,7 @@ pub(super) fn single_mapq(
 ///   from each other placement rather than the best, by its base
 ///   qualities, summed with that one;
 /// - `--local` (scores not by quality): `e` counts the best alignment's
-///   soft-clipped bases too, one error per [`CLIPPED_PER_ERROR`] (4) on top
+///   soft-clipped bases too, one error per [`CLIPPED_PER_ERROR`](super::extend::CLIPPED_PER_ERROR) (4) on top
 ///   of its NM, where its score counts one per 5: a read from elsewhere
 ///   whose part there aligns by chance shows long clips, a read from there
 ///   only its errors crowded near an end. With no other, `none`; else the
@@ -320,9 +322,11 @@ pub(super) fn single_mapq(
 ///   `s = (25 − 4e) g / u − 4.343 ln n` (a mismatch of difference is worth
 ///   less the more errors the read has), summed with that of a place not
 ///   found, `10^(-none/10)`, times `1 + 30 n'` when `e` exceeds `K` and
-///   `n'` others were seen, as in `--end-to-end` ([`UNSEEN_PER_OTHER`]:
-///   the search cannot vouch for placements as close as the best then, and
-///   the others show a repeat). MAPQ is that sum in Phred.
+///   `n'` others were seen and the read's maximal exact matches were not
+///   all located ([`Exhaustive::wide`]), as in `--end-to-end`
+///   ([`UNSEEN_PER_OTHER`]: the search cannot vouch for placements as
+///   close as the best then, and the others show a repeat). MAPQ is that
+///   sum in Phred.
 ///
 /// [`exhaustive_k`]: super::extend::exhaustive_k
 fn short_mapq(mode: Mode, len: usize, alns: &[Aligned], chosen: usize, ex: &Exhaustive) -> u8 {
@@ -343,11 +347,7 @@ fn short_mapq(mode: Mode, len: usize, alns: &[Aligned], chosen: usize, ex: &Exha
         .collect();
     let perfect = sc.perfect(len);
     let more = |nm: u8| perfect - i32::from(nm) * unit;
-    let mut errors = f64::from(p.nm).max(f64::from(perfect - best) / f64::from(unit));
-    if mode == Mode::Local {
-        let (l, r) = align::clips(&p.cigar);
-        errors = errors.max(f64::from(p.nm) + f64::from(l + r) / CLIPPED_PER_ERROR);
-    }
+    let errors = best_errors(mode, len, p);
     let longer = ((len as f64 - 36.0) / longer_over(mode)).clamp(0.0, 1.0);
     let none = 10.0 * (f64::from(ex.k) + 1.0 - errors) + 20.0 + 10.0 * longer;
     let second = (same.iter().map(|a| a.score))
@@ -373,7 +373,7 @@ fn short_mapq(mode: Mode, len: usize, alns: &[Aligned], chosen: usize, ex: &Exha
                 let slope = 25.0 - 4.0 * errors;
                 let seen =
                     slope * f64::from(best - second) / f64::from(unit) - 4.343 * (n as f64).ln();
-                let per_other = if errors >= f64::from(ex.k) + 1.0 {
+                let per_other = if errors >= f64::from(ex.k) + 1.0 && !ex.wide {
                     UNSEEN_PER_OTHER
                 } else {
                     0.0
@@ -401,19 +401,6 @@ fn longer_over(mode: Mode) -> f64 {
     }
 }
 
-/// Soft-clipped bases of a `--local` short read's best alignment counted as
-/// one error ([`short_mapq`]'s `e`) per this many. Its score counts one per
-/// 5 (a mismatch's worth, the fewest mismatches that make a clip of that
-/// length pay): that many crowded into the clip is rarer than as many
-/// spread over the read, and a read from elsewhere, whose part there
-/// aligns by chance, clips long runs: 50- and 60-base reads with no other
-/// placement were wrong 73 times in 76 with a clip of 14 bases or more,
-/// 10 in 67 with 9 to 13, 9 in 520 with 1 to 8 and 52 in 254,630 unclipped
-/// (chr20, sixteen simulated sets, docs/BENCHMARKS.md, 2026-11-28
-/// (twelfth)). A clip of up to 4 bases (one mismatch near an end) counts
-/// as that mismatch would inside the read.
-const CLIPPED_PER_ERROR: f64 = 4.0;
-
 /// How much more likely the read's unseen placements are, each, when its
 /// best alignment `p` has more errors than the search covers (`K`) and it
 /// has others: reads of 60 bases with 3 errors and another placement were
@@ -423,6 +410,13 @@ const CLIPPED_PER_ERROR: f64 = 4.0;
 /// `--local` too, since 2026-11-28 (twelfth): there the 60-base reads of
 /// two sets with 3 errors and another placement were wrong 13 times in 471
 /// (Q15.6), 297 of them at MAPQ 20 or more, where those alone were at Q31.
+/// Not in `--local` for a read whose maximal exact matches were all located
+/// ([`Exhaustive::wide`], since 2026-11-28 (thirteenth)): the copies the
+/// factor stood for share a 19-base match with the read and were looked
+/// for; such reads with 3 or more errors at MAPQ 20–29 were then wrong 4
+/// times in 3,716 (Q29.7) on the sixteen fitted sets. `--end-to-end` keeps
+/// it: its quality-weighted odds of the others so found were too sure
+/// without it (docs/BENCHMARKS.md, 2026-11-28 (thirteenth)).
 const UNSEEN_PER_OTHER: f64 = 30.0;
 
 /// [`short_mapq`] in `--end-to-end`, none of the others scoring the best's
@@ -566,6 +560,7 @@ mod tests {
                 .collect(),
             more: Vec::new(),
             qual: vec![23; 36],
+            wide: false,
         };
         let q = |mode: Mode, others: &[(u64, i32, u8)]| {
             short_mapq(mode, 36, std::slice::from_ref(&best), 0, &ex(others))
@@ -600,6 +595,7 @@ mod tests {
             hits: Vec::new(),
             more: Vec::new(),
             qual,
+            wide: false,
         };
         let alone = short_mapq(Mode::EndToEnd, 36, std::slice::from_ref(&best), 0, &ex);
         assert_eq!(alone, 20);
@@ -618,6 +614,7 @@ mod tests {
             hits: Vec::new(),
             more: Vec::new(),
             qual: vec![30; 50],
+            wide: false,
         };
         let q = |a: Aligned| short_mapq(Mode::Local, 50, &[a], 0, &ex);
         let mds = ["50", "25A24", "10A20C18", "10A10C10G17", "5A10C10G10T11"];
@@ -648,25 +645,39 @@ mod tests {
     /// `--local`, a best alignment with more errors than the search covers
     /// (`K` 2, three mismatches): another placement seen, even 4
     /// mismatches' worth below, stands for more of the kind the search
-    /// cannot see and drops MAPQ by at least 10 log10(1 + 30); within `K`,
+    /// cannot see and drops MAPQ by at least 10 log10(1 + 30), unless every
+    /// maximal exact match of the read was located too (`wide`): then it
+    /// counts as itself, and MAPQ stays within 1 of the lesser of the
+    /// read's MAPQ alone and what 4 mismatches' worth gives; within `K`,
     /// the same other changes little.
     #[test]
     fn local_short_mapq_beyond_the_search() {
-        let ex = Exhaustive {
+        let mut ex = Exhaustive {
             k: 2,
             hits: Vec::new(),
             more: Vec::new(),
             qual: vec![30; 60],
+            wide: false,
         };
-        let q = |alns: &[Aligned]| short_mapq(Mode::Local, 60, alns, 0, &ex);
+        let q = |alns: &[Aligned], ex: &Exhaustive| short_mapq(Mode::Local, 60, alns, 0, ex);
         let other = aln(9000, 25, 7, &[(Op::Match, 60)], "5A5C5G5T5A5C5G18");
         let three = aln(1000, 45, 3, &[(Op::Match, 60)], "10A20C20G7");
-        let alone = q(std::slice::from_ref(&three));
-        let both = q(&[three, other.clone()]);
+        let alone = q(std::slice::from_ref(&three), &ex);
+        let both = q(&[three.clone(), other.clone()], &ex);
         assert!(
             f64::from(both) <= f64::from(alone) - 10.0 * 31f64.log10() + 0.5,
             "{alone} {both}"
         );
+        ex.wide = true;
+        let wide = q(&[three.clone(), other.clone()], &ex);
+        // 25 - 4 * 3 per mismatch's worth: 52.
+        let seen = (25 - 4 * 3) * 4;
+        assert!(
+            i32::from(alone.min(seen)) - i32::from(wide) <= 1 && wide <= alone,
+            "{alone} {wide}"
+        );
+        ex.wide = false;
+        let q = |alns: &[Aligned]| q(alns, &ex);
         let one = aln(1000, 55, 1, &[(Op::Match, 60)], "30A29");
         let alone = q(std::slice::from_ref(&one));
         let both = q(&[one, other]);
@@ -683,6 +694,7 @@ mod tests {
                 hits: Vec::new(),
                 more: Vec::new(),
                 qual: vec![30; len],
+                wide: false,
             };
             let md = format!("10A{}", len - 11);
             let a = aln(1000, len as i32 - 5, 1, &[(Op::Match, len as u32)], &md);

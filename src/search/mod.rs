@@ -68,7 +68,8 @@ pub struct BiInterval {
 }
 
 impl BiInterval {
-    fn len(&self) -> u64 {
+    /// Rows (occurrences).
+    pub(crate) fn len(&self) -> u64 {
         self.fwd.len()
     }
 }
@@ -93,7 +94,7 @@ impl<'a> BiIndex<'a> {
 
     /// The four left extensions `cP` of `iv`'s pattern.
     #[inline(always)]
-    fn extend_left(&self, iv: BiInterval) -> [BiInterval; 4] {
+    pub(crate) fn extend_left(&self, iv: BiInterval) -> [BiInterval; 4] {
         step(&self.fwd, iv.fwd, iv.rev_lo, |fwd, rev_lo| BiInterval {
             fwd,
             rev_lo,
@@ -111,7 +112,7 @@ impl<'a> BiIndex<'a> {
 
     /// The four right extensions `Pc` of `iv`'s pattern.
     #[inline(always)]
-    fn extend_right(&self, iv: BiInterval) -> [BiInterval; 4] {
+    pub(crate) fn extend_right(&self, iv: BiInterval) -> [BiInterval; 4] {
         let r = Interval {
             lo: iv.rev_lo,
             hi: iv.rev_lo + iv.len(),
