@@ -89,6 +89,9 @@ pub fn cuda_version(v: i32) -> String {
     format!("CUDA {}.{}", v / 1000, (v % 1000) / 10)
 }
 
+/// Whether this build has the `gpu` feature (CUDA code compiled in).
+pub const BUILT: bool = cfg!(feature = "gpu");
+
 /// Whether NVRTC can be loaded (without touching the driver).
 pub fn nvrtc_present() -> bool {
     #[cfg(feature = "gpu")]

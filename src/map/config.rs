@@ -3,13 +3,10 @@
 
 use crate::device::{Device, Ran};
 use crate::error::{Error, Result};
-#[cfg(not(feature = "gpu"))]
-use crate::fm::Interval;
 use crate::io::fastq::{PairSource, ReadSource};
 use crate::pair::Window;
 use std::path::{Path, PathBuf};
 
-#[cfg(feature = "gpu")]
 use super::cuda;
 
 /// How many alignments to report per read.
@@ -336,44 +333,9 @@ pub const CPU_BATCH_BASES: usize = 10_000_000;
 pub const GPU_BATCH_BASES: usize = 200_000_000;
 
 /// The device searching exact reads (`--device gpu`): the FM-index in
-/// device memory; an uninhabited stand-in without the `gpu` feature.
-#[cfg(feature = "gpu")]
+/// device memory; an uninhabited stand-in without the `gpu` feature
+/// (`cuda/disabled.rs`).
 pub type Dev = cuda::DeviceIndex;
-/// The device searching exact reads: none without the `gpu` feature.
-#[cfg(not(feature = "gpu"))]
-pub enum Dev {}
-
-#[cfg(not(feature = "gpu"))]
-impl Dev {
-    pub(super) fn exact_batch(&self, _: &[&[u8]]) -> Result<Vec<[Interval; 2]>> {
-        match *self {}
-    }
-    pub(super) fn kernel_time(&self) -> (f64, u64) {
-        match *self {}
-    }
-}
-
-#[cfg(not(feature = "gpu"))]
-impl crate::search::SeedEngine for Dev {
-    fn exact(&self, _: &[&[u8]]) -> Result<Vec<Interval>> {
-        match *self {}
-    }
-    fn locate(&self, _: &[u64]) -> Result<Vec<u64>> {
-        match *self {}
-    }
-    fn verify(&self, _: &[&[u8]], _: &[(u32, u64)], _: u8) -> Result<Vec<Option<u8>>> {
-        match *self {}
-    }
-    fn schemes(
-        &self,
-        _: &crate::search::BiIndex<'_>,
-        _: &[&[u8]],
-        _: &[(u32, u8)],
-        _: u8,
-    ) -> Result<Vec<Vec<crate::search::Found>>> {
-        match *self {}
-    }
-}
 
 /// Counters of a mapping run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -13,7 +13,7 @@
 
 mod batch;
 mod config;
-#[cfg(feature = "gpu")]
+#[cfg_attr(not(feature = "gpu"), path = "cuda/disabled.rs")]
 pub mod cuda;
 mod extend;
 mod find;
@@ -302,8 +302,8 @@ pub fn map_reads<W: Write + Send>(
 
 /// The device for `cfg.device`, or `None` (the CPU) with the reason in
 /// `notices`: no GPU, `-v K` (mismatch search runs on the CPU), or a failure
-/// to copy the index over.
-#[cfg(feature = "gpu")]
+/// to copy the index over. Built without the `gpu` feature, the CPU, with
+/// a notice only if the GPU was asked for.
 fn open_device(
     index: &Index,
     table: &KmerTable,
@@ -311,6 +311,12 @@ fn open_device(
     notices: &mut Vec<String>,
 ) -> Option<Dev> {
     if cfg.device == Device::Cpu {
+        return None;
+    }
+    if !crate::gpu::BUILT {
+        if cfg.device == Device::Gpu {
+            notices.push("built without the gpu feature; mapping on the CPU".into());
+        }
         return None;
     }
     if cfg.gapped.is_some() {
@@ -350,20 +356,6 @@ fn open_device(
             None
         }
     }
-}
-
-/// Without the `gpu` feature: the CPU, with a notice if the GPU was asked for.
-#[cfg(not(feature = "gpu"))]
-fn open_device(
-    _: &Index,
-    _: &KmerTable,
-    cfg: &MapConfig,
-    notices: &mut Vec<String>,
-) -> Option<Dev> {
-    if cfg.device == Device::Gpu {
-        notices.push("built without the gpu feature; mapping on the CPU".into());
-    }
-    None
 }
 
 /// Wall-clock helper for logs.
