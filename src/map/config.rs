@@ -254,8 +254,9 @@ pub enum OutputFormat {
     /// SAM text.
     #[default]
     Sam,
-    /// BAM: the same records, encoded by noodles-bam on the worker threads,
-    /// BGZF blocks at fixed offsets compressed in parallel.
+    /// BAM: the same records, encoded on the worker threads (`record::bam`;
+    /// noodles-bam is the tests' oracle), BGZF blocks at fixed offsets
+    /// deflated in parallel (libdeflate, level 6).
     Bam,
 }
 
@@ -273,7 +274,7 @@ impl crate::Choice for OutputFormat {
         match self {
             OutputFormat::Sam => "SAM text",
             OutputFormat::Bam => {
-                "BAM: the same records, encoded by noodles-bam on the worker threads, BGZF blocks at fixed offsets compressed in parallel"
+                "BAM: the same records, encoded on the worker threads, BGZF blocks at fixed offsets deflated in parallel (level 6, as samtools)"
             }
         }
     }
