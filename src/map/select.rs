@@ -313,7 +313,7 @@ pub(super) fn single_mapq(
 ///   from each other placement rather than the best, by its base
 ///   qualities, summed with that one;
 /// - `--local` (scores not by quality): `e` counts the best alignment's
-///   soft-clipped bases too, one error per [`CLIPPED_PER_ERROR`](super::extend::CLIPPED_PER_ERROR) (4) on top
+///   soft-clipped bases too, one error per `CLIPPED_PER_ERROR` (4, `extend/short.rs`) on top
 ///   of its NM, where its score counts one per 5: a read from elsewhere
 ///   whose part there aligns by chance shows long clips, a read from there
 ///   only its errors crowded near an end. With no other, `none`; else the

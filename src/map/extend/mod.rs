@@ -1,0 +1,607 @@
+//! Gapped extension (`--local`, `--end-to-end`): a read's seeds on both
+//! strands ([`crate::seed`]) → located, chained → each chain's locus
+//! extended ([`crate::align`]) → duplicates dropped, best first.
+
+use crate::align::{self, Mode, Scoring};
+use crate::dna;
+use crate::fm::FmIndex;
+use crate::index::Index;
+use crate::read::ReadView;
+use crate::sam::Aligned;
+use crate::seed::{self, Anchor, Seed};
+
+mod place;
+mod short;
+
+pub(super) use place::{Place, Quals, aligned, dedup, extend_at, read_span};
+use place::{ref_at, skip_before};
+pub(super) use short::{
+    Exhaustive, Located, aligned_phred, best_errors, exhaustive_k, mismatch_phred, near,
+};
+use short::{QUAL_ABSENT, SHORT_MIN, SHORT_READ, Whole, exhaustive_search, located, wide_anchors};
+
+/// Reference bases added on each side of a chain's diagonal: the longest
+/// net indel an alignment can have.
+const BAND: u64 = 32;
+
+/// Anchors of one chain extended at most (see [`align_seeded`]).
+const EXTEND_PER_CHAIN: usize = 3;
+
+/// Candidates whose local score is more than this many mismatches' worth
+/// below the best candidate's are not extended in full: as second-best
+/// alignments they would leave MAPQ above 30 anyway.
+const EXTEND_MARGIN_MISMATCHES: i32 = 6;
+
+/// Chains extended per read at most.
+const MAX_CHAINS: usize = 100;
+
+/// Chains lighter than this fraction of the heaviest are not extended.
+const CHAIN_DROP: f64 = 0.3;
+
+/// Rows located for a read whose seeds are all repeats.
+const REPEAT_SAMPLE: u64 = 10;
+
+/// Reference codes (0..=3, 4 in holes) of `contig` over `start..end`.
+pub(super) fn ref_window(index: &Index, contig: u32, start: u64, end: u64) -> Vec<u8> {
+    index.codes(contig, start, end)
+}
+
+/// Seeds searched in lockstep (see [`seed::greedy_seeds_many`]).
+const SEED_LANES: usize = 32;
+
+/// Rows of a chunk's seeds located in lockstep ([`FmIndex::locate_many`]).
+const LOCATE_LANES: usize = 32;
+
+/// The gapped alignments of each read of a chunk (see [`align_seeded`]):
+/// the seeds of all of them searched in lockstep first; for short reads
+/// the exhaustive search ([`exhaustive_k`]), and for those whose best
+/// alignment then has more errors than it covered every maximal exact
+/// match ([`wide_anchors`]), each adding the loci it finds.
+pub(super) fn align_reads(
+    index: &Index,
+    fm: &FmIndex<'_>,
+    mode: Mode,
+    reads: &[ReadView<'_>],
+) -> Vec<(Vec<Aligned>, Option<Exhaustive>)> {
+    let codes: Vec<[Vec<u8>; 2]> = reads
+        .iter()
+        .map(|r| {
+            let fwd = dna::codes(r.seq);
+            let rc = dna::reverse_complement(&fwd);
+            [fwd, rc]
+        })
+        .collect();
+    let jobs: Vec<&[u8]> = codes.iter().flat_map(|c| [&c[0][..], &c[1][..]]).collect();
+    let mut found =
+        seed::greedy_seeds_many(fm, index.pac(), &jobs, seed::MIN_SEED, SEED_LANES).into_iter();
+    // What the first pass found is kept where a second one may follow.
+    let mut memos: Vec<Option<Memo>> = reads
+        .iter()
+        .map(|r| {
+            (SHORT_MIN..SHORT_READ)
+                .contains(&r.seq.len())
+                .then(Memo::default)
+        })
+        .collect();
+    // The rows of every read's seeds located together, so that the LF
+    // walks of many reads overlap their cache misses.
+    let wanted: Vec<Vec<(usize, Seed, u64)>> = codes
+        .iter()
+        .map(|c| {
+            let s = [
+                found.next().expect("two per read"),
+                found.next().expect("two per read"),
+            ];
+            seed_rows(fm, [&c[0], &c[1]], s)
+        })
+        .collect();
+    let rows: Vec<u64> = wanted
+        .iter()
+        .flatten()
+        .filter(|w| w.1.at.is_none())
+        .map(|w| w.2)
+        .collect();
+    let mut walked = Vec::new();
+    fm.locate_many(&rows, LOCATE_LANES, &mut walked);
+    let mut walked = walked.into_iter();
+    let pos: Vec<u64> = wanted
+        .iter()
+        .flatten()
+        .map(|w| match w.1.at {
+            Some(p) => p,
+            None => walked.next().expect("one position per row"),
+        })
+        .collect();
+    let mut pos = &pos[..];
+    let mut out: Vec<(Vec<Aligned>, Option<Exhaustive>)> = reads
+        .iter()
+        .zip(&codes)
+        .zip(&mut memos)
+        .zip(&wanted)
+        .map(|(((r, c), memo), w)| {
+            let (here, rest) = pos.split_at(w.len());
+            pos = rest;
+            let anchors = seed_anchors(index, w, here);
+            (
+                align_seeded(index, mode, r, c, anchors, &[], memo.as_mut()),
+                None,
+            )
+        })
+        .collect();
+    // Short reads not already tied at the top: the exhaustive search, and
+    // its placements the seeds missed extended too.
+    let short: Vec<(usize, u8)> = (0..reads.len())
+        .filter_map(|i| {
+            let a = &out[i].0;
+            let tied = a.len() > 1 && a[1].score == a[0].score;
+            exhaustive_k(mode, reads[i].seq.len(), a.first())
+                .filter(|_| !tied)
+                .map(|k| (i, k))
+        })
+        .collect();
+    for (i, memo) in memos.iter_mut().enumerate() {
+        if short.binary_search_by_key(&i, |s| s.0).is_err() {
+            *memo = None;
+        }
+    }
+    for (i, k, hits, more) in exhaustive_search(index, fm, &codes, &short) {
+        let alns = &mut out[i].0;
+        if hits.iter().any(|h| !alns.iter().any(|x| near(x, h))) {
+            // The same as the first pass with the new anchors added: its
+            // anchors and candidate loci are reused (see `Memo`).
+            *alns = align_seeded(
+                index,
+                mode,
+                &reads[i],
+                &codes[i],
+                Vec::new(),
+                &hits,
+                memos[i].as_mut(),
+            );
+        }
+        let hits = hits
+            .iter()
+            .map(|h| located(index, mode, &reads[i], &codes[i], h))
+            .collect();
+        let qual = match reads[i].qual {
+            Some(q) => q.iter().map(|&c| c.saturating_sub(33)).collect(),
+            None => vec![QUAL_ABSENT; reads[i].seq.len()],
+        };
+        out[i].1 = Some(Exhaustive {
+            k,
+            hits,
+            more,
+            qual,
+            wide: false,
+        });
+    }
+    // Short reads whose best alignment has more errors than the search
+    // covered: a copy as close may share no seed with the read that the
+    // greedy cover found, so every maximal match seeds them too.
+    let wide: Vec<usize> = short
+        .iter()
+        .filter(|&&(i, k)| {
+            out[i].0.first().is_some_and(|best| {
+                best_errors(mode, reads[i].seq.len(), best) >= f64::from(k) + 1.0
+            })
+        })
+        .map(|s| s.0)
+        .collect();
+    let extra = wide_anchors(index, fm, &codes, &wide, &wanted, &memos);
+    for (&i, extra) in wide.iter().zip(extra) {
+        if let Some(e) = out[i].1.as_mut() {
+            e.wide = true;
+        }
+        if extra.is_empty() {
+            continue;
+        }
+        let mut whole: Vec<Anchor> = (out[i].1.iter())
+            .flat_map(|e| e.hits.iter().map(|h| h.at))
+            .collect();
+        whole.extend(extra);
+        out[i].0 = align_seeded(
+            index,
+            mode,
+            &reads[i],
+            &codes[i],
+            Vec::new(),
+            &whole,
+            memos[i].as_mut(),
+        );
+    }
+    out
+}
+
+/// Seeds of at least this many bases with at most [`RESEED_MAX_ROWS`]
+/// rows are searched again from their middle when the read also has a
+/// repeated seed (bwa mem's re-seeding, `-r 1.5`).
+const RESEED_MIN_LEN: u32 = 2 * seed::MIN_SEED as u32;
+
+/// See [`RESEED_MIN_LEN`] (bwa mem's `split_width`).
+const RESEED_MAX_ROWS: u64 = 10;
+
+/// A read in a repeat (one of its seeds has more than
+/// [`RESEED_MAX_ROWS`] rows) may match its true copy by a shorter exact
+/// match than a wrong copy's long one, which the greedy cover then never
+/// tries. For each long rare seed `[s, e)` of such a read, the longest
+/// match ending at its middle is added when it is at least
+/// [`seed::MIN_SEED`] long and has more rows than the seed (other copies).
+fn reseed(fm: &FmIndex<'_>, codes: [&Vec<u8>; 2], seeds: &mut [Vec<Seed>; 2]) {
+    if !seeds
+        .iter()
+        .flatten()
+        .any(|s| s.rows.len() > RESEED_MAX_ROWS)
+    {
+        return;
+    }
+    for (k, v) in seeds.iter_mut().enumerate() {
+        for i in 0..v.len() {
+            let x = v[i];
+            if x.len < RESEED_MIN_LEN || x.rows.len() > RESEED_MAX_ROWS {
+                continue;
+            }
+            let end = (x.qpos + x.len / 2) as usize + seed::MIN_SEED / 2;
+            let (start, iv) = seed::longest_ending(fm, codes[k], end);
+            if end - start >= seed::MIN_SEED && iv.len() > x.rows.len() {
+                v.push(Seed {
+                    qpos: start as u32,
+                    len: (end - start) as u32,
+                    rows: iv,
+                    at: None,
+                });
+            }
+        }
+    }
+}
+
+/// What [`align_seeded`] computed for a read that depends only on the
+/// read and its seeds, kept for a second call with more whole-read
+/// anchors: the located anchors of its seeds, and per candidate locus
+/// (strand, contig, diagonal) its window, local score and extension. Each
+/// is a function of the read and the locus alone, so the second call
+/// computes what it would have computed anew.
+#[derive(Default)]
+pub(super) struct Memo {
+    /// The seeds' anchors ([`seed_anchors`]), once computed.
+    anchors: Option<Vec<Anchor>>,
+    loci: Vec<Locus>,
+}
+
+/// A candidate locus of [`align_seeded`].
+struct Locus {
+    /// Strand, contig, diagonal.
+    key: (bool, u32, i64),
+    /// The window's first contig position.
+    start: u64,
+    window: Vec<u8>,
+    /// Local score without traceback ([`align::local_score`]), once
+    /// computed: only where it may decide something (see `bound`).
+    ub: Option<i32>,
+    /// An upper bound of `ub` ([`align::local_score_bound`], or `ub`
+    /// itself), once computed: a candidate whose bound is below the best
+    /// exact score by more than the margin is not extended, whatever its
+    /// score.
+    bound: Option<i32>,
+    /// The extension there when the ungapped shortcut settled it
+    /// ([`align::ungapped`]: then neither dynamic program runs).
+    short: Option<align::Extended>,
+    /// [`align::extend`] there when the ranking computed `ub` with it
+    /// ([`align::extend_scored`]: the candidates it ranks are mostly
+    /// extended next), until the extension takes it.
+    full: Option<Option<align::Extended>>,
+    /// [`extend_at`] there, once computed (kept only with a [`Memo`]).
+    ext: Option<Option<Aligned>>,
+}
+
+/// The rows to locate for a read's seeds on both strands (`codes`): every
+/// maximal match when the greedy cover found no seed, re-seeded; each row
+/// with its strand and seed ([`seed_anchors`] turns them into anchors),
+/// and once (row 0, not to locate) each seed whose position is known.
+fn seed_rows(
+    fm: &FmIndex<'_>,
+    [fwd, rc]: [&Vec<u8>; 2],
+    mut seeds: [Vec<Seed>; 2],
+) -> Vec<(usize, Seed, u64)> {
+    let strands = [fwd, rc];
+    if seeds.iter().all(Vec::is_empty) {
+        // No piece of the greedy cover was a seed: every maximal match.
+        for (k, codes) in strands.iter().enumerate() {
+            seed::maximal_seeds(fm, codes, seed::MIN_SEED, &mut seeds[k]);
+        }
+    }
+    reseed(fm, [fwd, rc], &mut seeds);
+    let seeds = &seeds;
+    let rare = seeds
+        .iter()
+        .flatten()
+        .any(|s| s.rows.len() <= seed::MAX_OCC);
+    // Repeats only: a few rows of the longest seed (the same ones every run).
+    let longest = seeds
+        .iter()
+        .enumerate()
+        .flat_map(|(s, v)| v.iter().map(move |x| (s, *x)))
+        .max_by_key(|(s, x)| (x.len, std::cmp::Reverse(*s), std::cmp::Reverse(x.qpos)));
+    let mut wanted: Vec<(usize, Seed, u64)> = Vec::new();
+    for (s, v) in seeds.iter().enumerate() {
+        for x in v {
+            if x.at.is_some() {
+                wanted.push((s, *x, 0));
+            } else if x.rows.len() <= seed::MAX_OCC {
+                wanted.extend((x.rows.lo..x.rows.hi).map(|r| (s, *x, r)));
+            }
+        }
+    }
+    if !rare && let Some((s, x)) = longest {
+        let step = (x.rows.len() / REPEAT_SAMPLE).max(1);
+        wanted.extend((0..REPEAT_SAMPLE.min(x.rows.len())).map(|k| (s, x, x.rows.lo + k * step)));
+    }
+    wanted
+}
+
+/// The anchors of the rows [`seed_rows`] wanted, located at `pos`.
+fn seed_anchors(index: &Index, wanted: &[(usize, Seed, u64)], pos: &[u64]) -> Vec<Anchor> {
+    // A seed that runs across an N run or from one contig into the next
+    // (the text has neither) anchors each of its pieces long enough to be a
+    // seed: the alignment then steps over the hole, or is clipped at the
+    // contig's end with the rest a supplementary part, as bwa mem does.
+    let mut anchors: Vec<Anchor> = Vec::with_capacity(wanted.len());
+    for (&(s, x, _), &p) in wanted.iter().zip(pos) {
+        let pieces = index.segments.pieces(p, u64::from(x.len));
+        for (off, len, contig, rpos) in pieces {
+            if len < u64::from(x.len) && len < seed::MIN_SEED as u64 {
+                continue;
+            }
+            anchors.push(Anchor {
+                rev: s == 1,
+                contig,
+                rpos,
+                qpos: x.qpos + off as u32,
+                len: len as u32,
+            });
+        }
+    }
+    anchors
+}
+
+/// The gapped alignments of a read given its codes and seeds on both
+/// strands, best first (ties in reference order), none scoring below the
+/// mode's minimum, no two at one locus. With `memo`, what depends only on
+/// the read and its seeds' `anchors` is kept there, and taken from there
+/// when a previous call kept it (`anchors` are then not looked at): a
+/// second call with more `whole` anchors returns what a first call with
+/// them would.
+#[allow(clippy::too_many_arguments)]
+fn align_seeded(
+    index: &Index,
+    mode: Mode,
+    read: &ReadView<'_>,
+    [fwd, rc]: &[Vec<u8>; 2],
+    seed_anchors: Vec<Anchor>,
+    whole: &[Whole],
+    memo: Option<&mut Memo>,
+) -> Vec<Aligned> {
+    let m = read.seq.len();
+    if m == 0 {
+        return Vec::new();
+    }
+    let strands = [fwd, rc];
+    let quals = Quals::new(read.qual, mode);
+    let keep = memo.is_some();
+    let mut own = Memo::default();
+    let memo = memo.unwrap_or(&mut own);
+    let mut anchors = match &memo.anchors {
+        Some(a) => a.clone(),
+        None => {
+            let a = seed_anchors;
+            if keep {
+                memo.anchors = Some(a.clone());
+            }
+            a
+        }
+    };
+    anchors.extend_from_slice(whole);
+    let chains = seed::chain(&mut anchors, m as u64 + BAND);
+    let Some(top) = chains.first() else {
+        return Vec::new();
+    };
+    let floor = (f64::from(top.weight) * CHAIN_DROP) as u32;
+    let mut out: Vec<Aligned> = Vec::new();
+    // Candidates: the chains' longest anchors (up to EXTEND_PER_CHAIN of
+    // each, longest first; a chain can join two copies of a tandem repeat),
+    // one per diagonal and strand, ranked by their local score without
+    // traceback.
+    let mut cands: Vec<(Anchor, usize)> = Vec::new();
+    let mut seen: Vec<(bool, u32, i64)> = Vec::new();
+    let loci = &mut memo.loci;
+    // Loci of a previous call (each key is a candidate once per call).
+    let prior = loci.len();
+    for c in chains.iter().take(MAX_CHAINS) {
+        if c.weight < floor {
+            break;
+        }
+        let mut anchors = c.anchors.clone();
+        anchors.sort_by_key(|a| (std::cmp::Reverse(a.len), a.qpos));
+        for a in anchors.into_iter().take(EXTEND_PER_CHAIN) {
+            let key = (a.rev, a.contig, a.diagonal());
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
+            let at = match loci[..prior].iter().position(|l| l.key == key) {
+                Some(at) => at,
+                None => {
+                    let contig_len = index.layout.contigs[a.contig as usize].len;
+                    let diag = a.diagonal();
+                    let start = (diag - BAND as i64).max(0) as u64;
+                    let end = ((diag + m as i64 + BAND as i64).max(0) as u64).min(contig_len);
+                    if start >= end {
+                        continue;
+                    }
+                    let window = ref_window(index, a.contig, start, end);
+                    let skip = skip_before(diag, m, mode);
+                    let codes = &strands[usize::from(a.rev)][skip..];
+                    // The read's base 0 faces window[diag - start] (none of
+                    // it is skipped where diag >= 0).
+                    let short = (diag >= 0)
+                        .then(|| {
+                            align::ungapped(codes, &window, (diag as u64 - start) as usize, mode)
+                        })
+                        .flatten();
+                    let (ub, bound, short) = match short {
+                        Some(u) => (Some(u.best), Some(u.best), Some(u.ext)),
+                        None => (None, None, None),
+                    };
+                    loci.push(Locus {
+                        key,
+                        start,
+                        window,
+                        ub,
+                        bound,
+                        short,
+                        full: None,
+                        ext: None,
+                    });
+                    loci.len() - 1
+                }
+            };
+            cands.push((a, at));
+        }
+    }
+    let sc = Scoring::of(mode);
+    let margin = EXTEND_MARGIN_MISMATCHES * (sc.matched + sc.mismatch);
+    let min = Scoring::min_score(mode, m);
+    // The local score at a locus, computed once.
+    let exact = |l: &mut Locus| -> i32 {
+        *l.ub.get_or_insert_with(|| {
+            let (rev, _, diag) = l.key;
+            let codes = &strands[usize::from(rev)][skip_before(diag, m, mode)..];
+            align::local_score(codes, &l.window, mode)
+        })
+    };
+    // Bounds of the scores the shortcut did not settle, each computed only
+    // as far as the margin below the best settled score decides.
+    let mut best = cands.iter().filter_map(|c| loci[c.1].ub).max();
+    for &(_, at) in &cands {
+        let l = &mut loci[at];
+        if l.bound.is_none() {
+            let (rev, _, diag) = l.key;
+            let codes = &strands[usize::from(rev)][skip_before(diag, m, mode)..];
+            let decide = best.map(|b| b - margin);
+            l.bound = Some(
+                match align::local_score_bound(codes, &l.window, mode, decide) {
+                    Some(b) => b,
+                    None => exact(l),
+                },
+            );
+        }
+    }
+    // Exact scores where they may decide the ranking: highest bound first,
+    // every candidate whose bound reaches the margin below the best exact
+    // score so far. The others score below it whatever their exact score.
+    // These are mostly extended next: the score comes with the extension
+    // (one dynamic program, with traceback, instead of two).
+    let exact_extended = |l: &mut Locus| -> i32 {
+        *l.ub.get_or_insert_with(|| {
+            let (rev, _, diag) = l.key;
+            let codes = &strands[usize::from(rev)][skip_before(diag, m, mode)..];
+            let (best, e) = align::extend_scored(codes, &l.window, mode);
+            l.full = Some(e);
+            best
+        })
+    };
+    let mut order: Vec<usize> = (0..cands.len()).collect();
+    order.sort_by_key(|&k| std::cmp::Reverse(loci[cands[k].1].bound));
+    for k in order {
+        let l = &mut loci[cands[k].1];
+        if l.ub.is_none() {
+            if best.is_some_and(|b| l.bound.is_some_and(|u| u < b - margin)) {
+                break;
+            }
+            let x = exact_extended(l);
+            best = Some(best.map_or(x, |b| b.max(x)));
+        }
+    }
+    let best = best.unwrap_or(0);
+    // Best first (ties in candidate order), as every score were known:
+    // those whose score is unknown are below the margin anyway.
+    let mut ranked: Vec<(i32, usize)> = (0..cands.len())
+        .filter_map(|k| loci[cands[k].1].ub.map(|u| (u, k)))
+        .collect();
+    ranked.sort_by_key(|c| std::cmp::Reverse(c.0));
+    let mut pruned: Vec<usize> = (0..cands.len())
+        .filter(|&k| loci[cands[k].1].ub.is_none_or(|u| u < best - margin))
+        .collect();
+    // `extend_at` at a locus, or what it gave there before.
+    let extend = |l: &mut Locus, a: &Anchor| -> Option<Aligned> {
+        if let Some(e) = &l.ext {
+            return e.clone();
+        }
+        let place = Place {
+            contig: a.contig,
+            start: l.start,
+            rev: a.rev,
+            skip: skip_before(a.diagonal(), m, mode),
+        };
+        let codes = strands[usize::from(a.rev)];
+        let e = match (&l.short, l.full.take()) {
+            (Some(e), _) => aligned(codes, &l.window, place, mode, &quals, min, e.clone()),
+            (None, Some(full)) => {
+                full.and_then(|e| aligned(codes, &l.window, place, mode, &quals, min, e))
+            }
+            (None, None) => extend_at(codes, &l.window, place, mode, &quals, min),
+        };
+        if keep {
+            l.ext = Some(e.clone());
+        }
+        e
+    };
+    for (ub, k) in ranked {
+        if ub < best - margin {
+            continue;
+        }
+        let (a, at) = cands[k];
+        // An anchor an alignment already found aligns the same way adds
+        // nothing.
+        let covered = out
+            .iter()
+            .any(|x| x.rev == a.rev && x.contig == a.contig && ref_at(x, a.qpos) == Some(a.rpos));
+        if covered {
+            continue;
+        }
+        out.extend(extend(&mut loci[at], &a));
+    }
+    // Local: a low-scoring candidate for a part of the read the best
+    // alignment leaves out (a chimeric read's other part) is extended too,
+    // best first (their exact scores computed for that).
+    if mode == Mode::Local
+        && let Some(p) = out.iter().max_by_key(|x| x.score)
+    {
+        let (ps, pe) = read_span(p, m as u32);
+        pruned.retain(|&k| {
+            let a = cands[k].0;
+            let (s, e) = if a.rev {
+                (m as u32 - a.qpos - a.len, m as u32 - a.qpos)
+            } else {
+                (a.qpos, a.qpos + a.len)
+            };
+            let overlap = pe.min(e).saturating_sub(ps.max(s));
+            2 * overlap <= a.len
+        });
+        let mut outside: Vec<(i32, usize)> = pruned
+            .into_iter()
+            .map(|k| (exact(&mut loci[cands[k].1]), k))
+            .collect();
+        outside.sort_by_key(|c| (std::cmp::Reverse(c.0), c.1));
+        let mut extra = Vec::new();
+        for (_, k) in outside {
+            if extra.len() >= EXTEND_PER_CHAIN {
+                break;
+            }
+            let (a, at) = cands[k];
+            extra.extend(extend(&mut loci[at], &a));
+        }
+        out.extend(extra);
+    }
+    dedup(&mut out);
+    out
+}
