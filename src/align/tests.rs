@@ -504,11 +504,22 @@ fn ungapped_agrees_with_dp() {
             // cases aside.)
             let counted = case % 10 != 9;
             tried[k][subs] += usize::from(counted);
+            // The diagonal's best segment: a lower bound of the local
+            // score (the candidates' ranking relies on it), and the
+            // shortcut's score where it settles the read.
+            let diagonal = diagonal_score(&read, &window, offset, mode);
+            if let Some(d) = diagonal {
+                assert!(
+                    d <= local_score(&read, &window, mode),
+                    "case {case} {mode:?}: diagonal {d}"
+                );
+            }
             let Some(u) = ungapped(&read, &window, offset, mode) else {
                 continue;
             };
             taken[k][subs] += usize::from(counted);
             let what = format!("case {case} {mode:?} m {m} subs {subs}");
+            assert_eq!(diagonal, Some(u.best), "{what}");
             assert_eq!(Some(u.ext.clone()), extend(&read, &window, mode), "{what}");
             assert_eq!(u.best, local_score(&read, &window, mode), "{what}");
             assert_eq!(u.best, sw(&read, &window, mode), "{what}");
