@@ -229,8 +229,9 @@ fn runs_elsewhere(read: &[u8], window: &[u8], offset: usize, run: usize) -> bool
             .iter()
             .fold(0u32, |y, &c| (y << 2) | u32::from(c));
         let home = offset + i;
-        let found = kmers.iter().map(|&k| usize::from(k == y)).sum::<usize>();
-        let at_home = usize::from(kmers.get(home) == Some(&y));
+        // (Counted in 32 bits: four compares a 128-bit vector.)
+        let found = kmers.iter().fold(0u32, |n, &k| n + u32::from(k == y));
+        let at_home = u32::from(kmers.get(home) == Some(&y));
         if found > at_home {
             return true;
         }
