@@ -508,6 +508,23 @@ fn ungapped_agrees_with_dp() {
             // score (the candidates' ranking relies on it), and the
             // shortcut's score where it settles the read.
             let diagonal = diagonal_score(&read, &window, offset, mode);
+            if offset + read.len() <= window.len() && !window.iter().chain(&read).any(|&c| c > 3) {
+                // Kadane's, base by base.
+                let sc = Scoring::of(mode);
+                let (mut run, mut best) = (0i32, 0i32);
+                for (a, b) in read.iter().zip(&window[offset..]) {
+                    let s = if a == b {
+                        sc.matched + sc.bonus
+                    } else {
+                        sc.bonus - sc.mismatch
+                    };
+                    run = (run + s).max(0);
+                    best = best.max(run);
+                }
+                assert_eq!(diagonal, Some(best), "case {case} {mode:?}");
+            } else {
+                assert_eq!(diagonal, None, "case {case} {mode:?}");
+            }
             if let Some(d) = diagonal {
                 assert!(
                     d <= local_score(&read, &window, mode),
