@@ -35,7 +35,7 @@ mod ungapped;
 pub use bound::{end_to_end_bound, local_score_bound};
 pub use describe::{Described, describe, score_with_quality};
 pub use extend::{extend, extend_scored, local_score};
-pub use ungapped::{Ungapped, ungapped};
+pub use ungapped::{Ungapped, diagonal_score, ungapped};
 
 use block_aligner::scores::{Gaps, Matrix, NucMatrix};
 

@@ -504,11 +504,39 @@ fn ungapped_agrees_with_dp() {
             // cases aside.)
             let counted = case % 10 != 9;
             tried[k][subs] += usize::from(counted);
+            // The diagonal's best segment: a lower bound of the local
+            // score (the candidates' ranking relies on it), and the
+            // shortcut's score where it settles the read.
+            let diagonal = diagonal_score(&read, &window, offset, mode);
+            if offset + read.len() <= window.len() && !window.iter().chain(&read).any(|&c| c > 3) {
+                // Kadane's, base by base.
+                let sc = Scoring::of(mode);
+                let (mut run, mut best) = (0i32, 0i32);
+                for (a, b) in read.iter().zip(&window[offset..]) {
+                    let s = if a == b {
+                        sc.matched + sc.bonus
+                    } else {
+                        sc.bonus - sc.mismatch
+                    };
+                    run = (run + s).max(0);
+                    best = best.max(run);
+                }
+                assert_eq!(diagonal, Some(best), "case {case} {mode:?}");
+            } else {
+                assert_eq!(diagonal, None, "case {case} {mode:?}");
+            }
+            if let Some(d) = diagonal {
+                assert!(
+                    d <= local_score(&read, &window, mode),
+                    "case {case} {mode:?}: diagonal {d}"
+                );
+            }
             let Some(u) = ungapped(&read, &window, offset, mode) else {
                 continue;
             };
             taken[k][subs] += usize::from(counted);
             let what = format!("case {case} {mode:?} m {m} subs {subs}");
+            assert_eq!(diagonal, Some(u.best), "{what}");
             assert_eq!(Some(u.ext.clone()), extend(&read, &window, mode), "{what}");
             assert_eq!(u.best, local_score(&read, &window, mode), "{what}");
             assert_eq!(u.best, sw(&read, &window, mode), "{what}");

@@ -150,6 +150,32 @@ pub fn ungapped(read: &[u8], window: &[u8], offset: usize, mode: Mode) -> Option
     })
 }
 
+/// The best score of a segment of the diagonal on which read base 0 faces
+/// `window[offset]`, under `mode`'s dynamic-program scores (0 for the empty
+/// one): the score of a local path, so at most [`local_score`]'s, and the
+/// `best` [`ungapped`] gives when it gives one. `None` where the diagonal
+/// leaves the window or the read or the window holds an N (where
+/// [`ungapped`] gives `None` too). A few operations a base: what ranks
+/// candidates before any shortcut or dynamic program runs.
+pub fn diagonal_score(read: &[u8], window: &[u8], offset: usize, mode: Mode) -> Option<i32> {
+    let m = read.len();
+    if offset + m > window.len() {
+        return None;
+    }
+    if window.iter().fold(0u8, |x, &c| x | c) > 3 || read.iter().fold(0u8, |x, &c| x | c) > 3 {
+        return None;
+    }
+    let sc = Scoring::of(mode);
+    let hit = sc.matched + sc.bonus;
+    let miss = sc.mismatch - sc.bonus;
+    let (mut run, mut best) = (0i32, 0i32);
+    for (a, b) in read.iter().zip(&window[offset..offset + m]) {
+        run = (run + if a == b { hit } else { -miss }).max(0);
+        best = best.max(run);
+    }
+    Some(best)
+}
+
 /// Read bases clipped before the first aligned one.
 fn align_start(cigar: &[(Op, u32)]) -> usize {
     clips(cigar).0 as usize
@@ -203,8 +229,9 @@ fn runs_elsewhere(read: &[u8], window: &[u8], offset: usize, run: usize) -> bool
             .iter()
             .fold(0u32, |y, &c| (y << 2) | u32::from(c));
         let home = offset + i;
-        let found = kmers.iter().map(|&k| usize::from(k == y)).sum::<usize>();
-        let at_home = usize::from(kmers.get(home) == Some(&y));
+        // (Counted in 32 bits: four compares a 128-bit vector.)
+        let found = kmers.iter().fold(0u32, |n, &k| n + u32::from(k == y));
+        let at_home = u32::from(kmers.get(home) == Some(&y));
         if found > at_home {
             return true;
         }

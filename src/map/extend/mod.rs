@@ -274,6 +274,13 @@ struct Locus {
     /// The window's first contig position.
     start: u64,
     window: Vec<u8>,
+    /// The best segment of the anchor's diagonal
+    /// ([`align::diagonal_score`]: a lower bound of `ub`); `None` where the
+    /// ungapped shortcut cannot apply.
+    diagonal: Option<i32>,
+    /// Whether the ungapped shortcut was tried (it settles `ub`, `bound`
+    /// and `short` where it applies).
+    tried: bool,
     /// Local score without traceback ([`align::local_score`]), once
     /// computed: only where it may decide something (see `bound`).
     ub: Option<i32>,
@@ -438,26 +445,28 @@ fn align_seeded(
                         continue;
                     }
                     let window = ref_window(index, a.contig, start, end);
-                    let skip = skip_before(diag, m, mode);
-                    let codes = &strands[usize::from(a.rev)][skip..];
                     // The read's base 0 faces window[diag - start] (none of
                     // it is skipped where diag >= 0).
-                    let short = (diag >= 0)
+                    let diagonal = (diag >= 0)
                         .then(|| {
-                            align::ungapped(codes, &window, (diag as u64 - start) as usize, mode)
+                            let codes = &strands[usize::from(a.rev)];
+                            align::diagonal_score(
+                                codes,
+                                &window,
+                                (diag as u64 - start) as usize,
+                                mode,
+                            )
                         })
                         .flatten();
-                    let (ub, bound, short) = match short {
-                        Some(u) => (Some(u.best), Some(u.best), Some(u.ext)),
-                        None => (None, None, None),
-                    };
                     loci.push(Locus {
                         key,
                         start,
                         window,
-                        ub,
-                        bound,
-                        short,
+                        diagonal,
+                        tried: false,
+                        ub: None,
+                        bound: None,
+                        short: None,
                         full: None,
                         ext: None,
                     });
@@ -470,8 +479,45 @@ fn align_seeded(
     let sc = Scoring::of(mode);
     let margin = EXTEND_MARGIN_MISMATCHES * (sc.matched + sc.mismatch);
     let min = Scoring::min_score(mode, m);
+    // The ungapped shortcut at a locus, tried once: where it settles it,
+    // its local score (`ub`, also its bound) and extension, with no
+    // dynamic program run.
+    let shortcut = |l: &mut Locus| {
+        if l.tried || l.ub.is_some() {
+            return;
+        }
+        l.tried = true;
+        if l.diagonal.is_none() {
+            // A diagonal that leaves the window, or an N: no shortcut.
+            return;
+        }
+        let (rev, _, diag) = l.key;
+        let codes = strands[usize::from(rev)];
+        if let Some(u) = align::ungapped(codes, &l.window, (diag - l.start as i64) as usize, mode) {
+            l.ub = Some(u.best);
+            l.bound = Some(u.best);
+            l.short = Some(u.ext);
+        }
+    };
+    // The shortcut first where the diagonal alone scores within the margin
+    // of the best diagonal: the candidates likely to rank at the top, which
+    // it mostly settles. The others are mostly settled below by a bound
+    // (cheaper for a diagonal with many mismatches, where the shortcut
+    // searches a wide band); where the bound leaves them in the ranking the
+    // shortcut is tried then. Which of the two settles a candidate changes
+    // no result: the shortcut gives the dynamic program's own.
+    let top_diagonal = cands.iter().filter_map(|c| loci[c.1].diagonal).max();
+    for &(_, at) in &cands {
+        let l = &mut loci[at];
+        if l.diagonal
+            .is_some_and(|d| top_diagonal.is_some_and(|t| d >= t - margin))
+        {
+            shortcut(l);
+        }
+    }
     // The local score at a locus, computed once.
     let exact = |l: &mut Locus| -> i32 {
+        shortcut(l);
         *l.ub.get_or_insert_with(|| {
             let (rev, _, diag) = l.key;
             let codes = &strands[usize::from(rev)][skip_before(diag, m, mode)..];
@@ -501,6 +547,7 @@ fn align_seeded(
     // These are mostly extended next: the score comes with the extension
     // (one dynamic program, with traceback, instead of two).
     let exact_extended = |l: &mut Locus| -> i32 {
+        shortcut(l);
         *l.ub.get_or_insert_with(|| {
             let (rev, _, diag) = l.key;
             let codes = &strands[usize::from(rev)][skip_before(diag, m, mode)..];
