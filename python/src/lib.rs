@@ -154,7 +154,9 @@ struct Shared {
 /// One alignment of a read, with mappy's attribute names: a record of its
 /// call's [`Shared`] set, read by the getters. A batch makes one of these
 /// per hit, so it is small (a pointer and an id) and holds no Python
-/// object: [`new_hit`] takes it off the cyclic collector's lists.
+/// object: [`new_hit`] takes it off the cyclic collector's lists. The
+/// alignments of one call keep its records and reads in memory while any
+/// of them lives (about the size of the reads themselves).
 #[pyclass(frozen, module = "fmalign")]
 struct Alignment {
     shared: Arc<Shared>,
