@@ -271,7 +271,7 @@ pub struct RecordId {
 }
 
 /// Each read's (or pair's) records of a batch, as the CLI writes them, kept
-/// compactly with the reads they are of: what [`super::super::Mapper::map_set`]
+/// compactly with the reads they are of: what [`crate::map::Mapper::map_set`]
 /// returns. A record is an id ([`RecordSet::ids`]) until
 /// [`RecordSet::record`] borrows it as the [`Record`] to write; the reads'
 /// names, bases and qualities are not copied into each record, so the set
