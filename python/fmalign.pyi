@@ -39,7 +39,9 @@ def build_index(
 
 @final
 class Alignment:
-    """One alignment of a read (mappy's attribute names)."""
+    """One alignment of a read (mappy's attribute names). Small: the
+    alignments of one call share its records and reads, which stay in
+    memory while any of them is kept."""
 
     ctg: str
     """Contig name."""

@@ -8,7 +8,9 @@
 //! mem's scores, the default), `--end-to-end` (bowtie2's) or the ungapped
 //! modes (`-v K`), with the options of `fmalign map` ([`MapConfig`]). Each
 //! read's records come back as [`OwnedRecord`]s, whose `to_sam` writes the
-//! very line `fmalign map` writes.
+//! very line `fmalign map` writes, or, for many reads, all together in a
+//! [`RecordSet`] ([`Mapper::map_set`]: no allocation per record, the reads
+//! not copied into each), read back as [`Record`]s.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -120,7 +122,10 @@ pub use index::{
     default_path as default_index_path, resolve as resolve_index,
 };
 pub use io::fastq::Batch;
-pub use map::{MapConfig, MapStats, Mapped, Mapper, OutputFormat, OwnedRecord, PairConfig, Report};
+pub use map::{
+    Cigar, MapConfig, MapStats, Mapped, Mapper, OutputFormat, OwnedRecord, PairConfig, Record,
+    RecordId, RecordSet, Report,
+};
 pub use mem::parse_size;
 pub use pair::Orientation;
 pub use read::ReadView;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use common::*;
 use fmalign::align::Mode;
 use fmalign::io::fastq::Batch;
-use fmalign::map::{MapConfig, Mapper, OwnedRecord, PairConfig};
+use fmalign::map::{MapConfig, Mapper, OwnedRecord, PairConfig, RecordSet};
 use fmalign::read::ReadView;
 
 /// The modes compared: the CLI's options and the library's settings.
@@ -48,6 +48,25 @@ fn lines(index: &fmalign::Index, records: &[Vec<OwnedRecord>]) -> Vec<String> {
             text.trim_end_matches('\n').to_owned()
         })
         .collect()
+}
+
+/// The SAM lines of a record set, read by read; checks that the set has
+/// `n` reads (pairs) and that its per-read ids agree with its whole walk.
+fn set_lines(index: &fmalign::Index, set: &RecordSet, n: usize) -> Vec<String> {
+    assert_eq!(set.len(), n, "one entry per read (pair)");
+    assert_eq!(set.each_read().count(), n);
+    let mut out = Vec::new();
+    for (i, ids) in set.each_read().enumerate() {
+        let ids: Vec<_> = ids.collect();
+        assert_eq!(ids, set.ids(i).collect::<Vec<_>>(), "read {i}: ids");
+        for id in ids {
+            let r = set.record(id);
+            assert_eq!(set.flag(id), r.flag);
+            let text = String::from_utf8(r.to_sam(&index.layout, None)).unwrap();
+            out.push(text.trim_end_matches('\n').to_owned());
+        }
+    }
+    out
 }
 
 fn batch(reads: &[FqRead]) -> Batch {
@@ -123,6 +142,13 @@ fn mapper_records_are_the_cli_records() {
         let want = cli(&["ecoli.fa", "e.fq"]);
         assert!(want.len() >= simulated.len());
         assert_eq!(lines(&eco, &got), want, "{opts:?}: E. coli single reads");
+        // The same records kept compactly with their reads.
+        let (set, _) = m.map_set(batch(&simulated)).unwrap();
+        assert_eq!(
+            set_lines(&eco, &set, simulated.len()),
+            want,
+            "{opts:?}: E. coli single reads, as a set"
+        );
         let m = Mapper::new(chrm.clone(), cfg.clone(), PairConfig::default()).unwrap();
         let (got, _) = m.map(&batch(&r1)).unwrap();
         assert_eq!(
@@ -150,6 +176,12 @@ fn mapper_records_are_the_cli_records() {
         }
         let want = cli(&["chrM.fa", "r1.fq", "r2.fq"]);
         assert_eq!(lines(&chrm, &got), want, "{opts:?}: chrM pairs");
+        let (set, _) = m.map_pairs_set(batch(&r1), batch(&r2)).unwrap();
+        assert_eq!(
+            set_lines(&chrm, &set, r1.len()),
+            want,
+            "{opts:?}: chrM pairs, as a set"
+        );
     }
 }
 

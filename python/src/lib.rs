@@ -11,9 +11,13 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
-use fm::{Batch, Choice, Index, MapConfig, Mapper, Mode, Op, OwnedRecord, PairConfig, ReadView};
+use fm::{
+    Batch, Choice, Index, MapConfig, Mapper, Mode, Op, PairConfig, ReadView, Record, RecordId,
+    RecordSet,
+};
 use fmalign_core as fm;
 use pyo3::exceptions::{PyException, PyFileNotFoundError, PyOSError, PyTypeError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
@@ -138,18 +142,25 @@ fn shared_index(path: &Path, mapped: bool) -> fm::Result<(Arc<Index>, Option<Str
     Ok((index, resolved.warning))
 }
 
-/// One alignment of a read, with mappy's attribute names: the library's
-/// record, read by the getters (a batch makes one of these per hit, so it
-/// holds nothing the record does not).
-#[pyclass(frozen, module = "fmalign")]
-struct Alignment {
-    record: OwnedRecord,
-    /// Contig, reference and query intervals (mapped records only).
-    contig: u32,
-    r: (u64, u64),
-    q: (u32, u32),
+/// What the alignments of one call share: the batch's records and reads
+/// (the library's [`RecordSet`]), the index they name contigs from, and
+/// the read group of `to_sam()`.
+struct Shared {
+    set: RecordSet,
     index: Arc<Index>,
     rg: Option<Arc<str>>,
+}
+
+/// One alignment of a read, with mappy's attribute names: a record of its
+/// call's [`Shared`] set, read by the getters. A batch makes one of these
+/// per hit, so it is small (a pointer and an id) and holds no Python
+/// object: [`new_hit`] takes it off the cyclic collector's lists. The
+/// alignments of one call keep its records and reads in memory while any
+/// of them lives (about the size of the reads themselves).
+#[pyclass(frozen, module = "fmalign")]
+struct Alignment {
+    shared: Arc<Shared>,
+    id: RecordId,
 }
 
 /// mappy's CIGAR operation codes (BAM's): M 0, I 1, D 2, S 4.
@@ -163,18 +174,77 @@ fn op_code(op: Op) -> u32 {
 }
 
 impl Alignment {
-    /// `r` as a hit, or `None` for an unmapped record.
-    fn of(r: OwnedRecord, index: &Arc<Index>, rg: Option<&Arc<str>>) -> Option<Alignment> {
-        let (contig, _) = r.place.filter(|_| r.is_mapped())?;
-        Some(Alignment {
-            contig,
-            r: r.ref_range()?,
-            q: r.query_range()?,
-            record: r,
-            index: Arc::clone(index),
-            rg: rg.cloned(),
-        })
+    /// The record (a mapped one: only those become alignments).
+    fn rec(&self) -> Record<'_> {
+        self.shared.set.record(self.id)
     }
+
+    fn contig(&self) -> &fm::Contig {
+        let (c, _) = self.rec().place.unwrap_or_default();
+        &self.shared.index.layout.contigs[c as usize]
+    }
+}
+
+/// The alignment `id` of `shared` as a Python object. It refers to no
+/// Python object, so it can be in no reference cycle: it is untracked by
+/// the cyclic collector (as CPython untracks tuples of atoms), which then
+/// never walks it (PyO3 makes every class a collected one).
+fn new_hit<'py>(
+    py: Python<'py>,
+    shared: &Arc<Shared>,
+    id: RecordId,
+) -> PyResult<Bound<'py, Alignment>> {
+    let hit = Bound::new(
+        py,
+        Alignment {
+            shared: Arc::clone(shared),
+            id,
+        },
+    )?;
+    // SAFETY: a live object of a collected type (PyO3's classes are), ours;
+    // untracking an object that refers to no Python object is what the
+    // collector itself does to such tuples and dicts, and PyO3's dealloc
+    // untracks again, which CPython allows.
+    unsafe { ffi::PyObject_GC_UnTrack(hit.as_ptr().cast()) };
+    Ok(hit)
+}
+
+/// The cyclic collector paused while a batch's lists are built (it would
+/// otherwise run every 700 new lists, walking the young ones and, now and
+/// then, every object of the process); it runs again, where it ran before,
+/// when this is dropped.
+struct GcPaused(bool);
+
+impl GcPaused {
+    fn new(_py: Python<'_>) -> GcPaused {
+        // SAFETY: attached to the interpreter (`_py`).
+        GcPaused(unsafe { ffi::PyGC_Disable() } != 0)
+    }
+}
+
+impl Drop for GcPaused {
+    fn drop(&mut self) {
+        if self.0 {
+            // SAFETY: still attached: made and dropped under the GIL.
+            unsafe { ffi::PyGC_Enable() };
+        }
+    }
+}
+
+/// The mapped records of `ids` as a list of hits.
+fn hits<'py>(
+    py: Python<'py>,
+    shared: &Arc<Shared>,
+    ids: impl Iterator<Item = RecordId>,
+    buf: &mut Vec<RecordId>,
+) -> PyResult<Bound<'py, PyList>> {
+    buf.clear();
+    buf.extend(ids.filter(|&id| shared.set.flag(id) & 4 == 0));
+    let items = buf
+        .iter()
+        .map(|&id| new_hit(py, shared, id))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
 }
 
 #[pymethods]
@@ -182,131 +252,128 @@ impl Alignment {
     /// Contig name.
     #[getter]
     fn ctg(&self) -> &str {
-        &self.index.layout.contigs[self.contig as usize].name
+        &self.contig().name
     }
 
     /// Contig length.
     #[getter]
     fn ctg_len(&self) -> u64 {
-        self.index.layout.contigs[self.contig as usize].len
+        self.contig().len
     }
 
     /// 0-based start on the contig.
     #[getter]
     fn r_st(&self) -> u64 {
-        self.r.0
+        self.rec().ref_range().unwrap_or_default().0
     }
 
     /// 0-based end on the contig (exclusive).
     #[getter]
     fn r_en(&self) -> u64 {
-        self.r.1
+        self.rec().ref_range().unwrap_or_default().1
     }
 
     /// 0-based start on the read, in its own (forward) coordinates.
     #[getter]
     fn q_st(&self) -> u32 {
-        self.q.0
+        self.rec().query_range().unwrap_or_default().0
     }
 
     /// 0-based end on the read (exclusive).
     #[getter]
     fn q_en(&self) -> u32 {
-        self.q.1
+        self.rec().query_range().unwrap_or_default().1
     }
 
     /// +1 forward, -1 reverse.
     #[getter]
     fn strand(&self) -> i32 {
-        if self.record.is_reverse() { -1 } else { 1 }
+        if self.rec().is_reverse() { -1 } else { 1 }
     }
 
     /// MAPQ.
     #[getter]
     fn mapq(&self) -> u8 {
-        self.record.mapq
+        self.rec().mapq
     }
 
     /// Edit distance (`NM:i`).
     #[getter(NM)]
     fn nm(&self) -> u32 {
-        self.record.nm.unwrap_or(0)
+        self.rec().tags.nm.unwrap_or(0)
     }
 
     /// `MD:Z`.
     #[getter(MD)]
     fn md(&self) -> String {
-        String::from_utf8_lossy(self.record.md.as_deref().unwrap_or_default()).into_owned()
+        String::from_utf8_lossy(self.rec().tags.md.unwrap_or_default()).into_owned()
     }
 
     /// Alignment score (`AS:i`).
     #[getter]
     fn score(&self) -> Option<i32> {
-        self.record.score
+        self.rec().tags.score
     }
 
     /// 1 or 2: the mate of a pair (1 for a single read).
     #[getter]
     fn read_num(&self) -> u8 {
-        if self.record.flag & 0x80 != 0 { 2 } else { 1 }
+        if self.rec().flag & 0x80 != 0 { 2 } else { 1 }
     }
 
     /// SAM FLAG.
     #[getter]
     fn flag(&self) -> u16 {
-        self.record.flag
+        self.rec().flag
     }
 
     /// The read's name (QNAME).
     #[getter]
     fn name(&self) -> String {
-        String::from_utf8_lossy(&self.record.name).into_owned()
+        String::from_utf8_lossy(self.rec().name).into_owned()
     }
 
     /// The CIGAR as a string (`100M`, `5S95M`).
     #[getter]
     fn cigar_str(&self) -> String {
-        let mut s = String::new();
-        for &(op, n) in &self.record.cigar {
-            s.push_str(&n.to_string());
-            s.push(char::from(op.letter()));
-        }
-        s
+        let mut s = Vec::new();
+        self.rec().cigar.push_text(&mut s);
+        String::from_utf8_lossy(&s).into_owned()
     }
 
     /// The CIGAR as [length, operation] pairs, operations coded as in BAM
     /// (M 0, I 1, D 2, S 4), as mappy gives it.
     #[getter]
     fn cigar(&self) -> Vec<[u32; 2]> {
-        self.record
-            .cigar
-            .iter()
-            .map(|&(op, n)| [n, op_code(op)])
-            .collect()
+        let c = self.rec().cigar;
+        let mut v = Vec::with_capacity(c.len());
+        c.for_each(|op, n| v.push([n, op_code(op)]));
+        v
     }
 
     /// Neither secondary nor supplementary.
     #[getter]
     fn is_primary(&self) -> bool {
-        self.record.is_primary()
+        self.rec().is_primary()
     }
 
     /// Flag 0x100.
     #[getter]
     fn is_secondary(&self) -> bool {
-        self.record.is_secondary()
+        self.rec().is_secondary()
     }
 
     /// Flag 0x800: another part of a chimeric read.
     #[getter]
     fn is_supplementary(&self) -> bool {
-        self.record.is_supplementary()
+        self.rec().is_supplementary()
     }
 
     /// The SAM record `fmalign map` writes for this alignment, without the
     /// newline.
     fn to_sam(&self) -> String {
-        let mut line = self.record.to_sam(&self.index.layout, self.rg.as_deref());
+        let s = &self.shared;
+        let mut line = self.rec().to_sam(&s.index.layout, s.rg.as_deref());
         if line.last() == Some(&b'\n') {
             line.pop();
         }
@@ -314,16 +381,19 @@ impl Alignment {
     }
 
     fn __repr__(&self) -> String {
+        let r = self.rec();
+        let (rs, re) = r.ref_range().unwrap_or_default();
+        let (qs, qe) = r.query_range().unwrap_or_default();
         format!(
             "<Alignment {}:{}-{} {} q {}-{} {} mapq {} NM {}>",
             self.ctg(),
-            self.r.0,
-            self.r.1,
-            if self.record.is_reverse() { '-' } else { '+' },
-            self.q.0,
-            self.q.1,
+            rs,
+            re,
+            if r.is_reverse() { '-' } else { '+' },
+            qs,
+            qe,
             self.cigar_str(),
-            self.record.mapq,
+            r.mapq,
             self.nm()
         )
     }
@@ -356,15 +426,15 @@ fn opt_bytes_of<'a>(
     }
 }
 
-/// The fields of each item of `items`, an iterable of tuples (or lists)
-/// of `n` objects: the objects the reads' bytes are borrowed from while
-/// the batch is built.
+/// The fields of the items of `items`, an iterable of tuples (or lists)
+/// of `n` objects, one after another (item `i`'s are `n * i..n * (i + 1)`):
+/// the objects the reads' bytes are borrowed from while the batch is built.
 fn fields<'py>(
     items: &Bound<'py, PyAny>,
     n: usize,
     what: &str,
-) -> PyResult<Vec<Vec<Bound<'py, PyAny>>>> {
-    let mut out = Vec::new();
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let mut out = Vec::with_capacity(items.len().unwrap_or(0) * n);
     for (i, item) in items.try_iter()?.enumerate() {
         let item = item?;
         let bad = || {
@@ -374,17 +444,19 @@ fn fields<'py>(
                 i + 1
             ))
         };
-        let f: Vec<Bound<'py, PyAny>> = if let Ok(t) = item.cast::<PyTuple>() {
-            t.iter().collect()
+        if let Ok(t) = item.cast::<PyTuple>() {
+            if t.len() != n {
+                return Err(bad());
+            }
+            out.extend(t.iter());
         } else if let Ok(l) = item.cast::<PyList>() {
-            l.iter().collect()
+            if l.len() != n {
+                return Err(bad());
+            }
+            out.extend(l.iter());
         } else {
             return Err(bad());
-        };
-        if f.len() != n {
-            return Err(bad());
         }
-        out.push(f);
     }
     Ok(out)
 }
@@ -437,31 +509,54 @@ struct Aligner {
 }
 
 impl Aligner {
-    /// Maps `reads` (and `mates`: pairs) with the GIL released, and each
-    /// read's (or pair's) mapped records as hits.
-    fn run(
+    /// Maps `reads` (and `mates`: pairs) with the GIL released: the
+    /// records, shared by the hits made of them.
+    fn run(&self, py: Python<'_>, reads: Batch, mates: Option<Batch>) -> PyResult<Arc<Shared>> {
+        let mapper = Arc::clone(&self.mapper);
+        let (set, _) = py
+            .detach(move || match mates {
+                Some(m) => mapper.map_pairs_set(reads, m),
+                None => mapper.map_set(reads),
+            })
+            .map_err(py_err)?;
+        Ok(Arc::new(Shared {
+            set,
+            index: Arc::clone(&self.index),
+            rg: self.rg.clone(),
+        }))
+    }
+
+    /// Each read's (pair's) mapped records as a list of hits, in a list.
+    fn run_batch<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         reads: Batch,
         mates: Option<Batch>,
-    ) -> PyResult<Vec<Vec<Alignment>>> {
-        let mapper = Arc::clone(&self.mapper);
-        let (index, rg) = (Arc::clone(&self.index), self.rg.clone());
-        py.detach(move || {
-            let (records, _) = match &mates {
-                Some(m) => mapper.map_pairs(&reads, m),
-                None => mapper.map(&reads),
-            }
-            .map_err(py_err)?;
-            Ok(records
-                .into_iter()
-                .map(|rs| {
-                    rs.into_iter()
-                        .filter_map(|r| Alignment::of(r, &index, rg.as_ref()))
-                        .collect()
-                })
-                .collect())
-        })
+    ) -> PyResult<Bound<'py, PyList>> {
+        let shared = self.run(py, reads, mates)?;
+        let _gc = GcPaused::new(py);
+        let mut buf = Vec::new();
+        let lists = shared
+            .set
+            .each_read()
+            .map(|ids| hits(py, &shared, ids, &mut buf))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, lists)
+    }
+
+    /// The mapped records of the one read (pair) of `reads` as hits.
+    fn run_one<'py>(
+        &self,
+        py: Python<'py>,
+        reads: Batch,
+        mates: Option<Batch>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let shared = self.run(py, reads, mates)?;
+        let mut buf = Vec::new();
+        match shared.set.each_read().next() {
+            Some(ids) => hits(py, &shared, ids, &mut buf),
+            None => Ok(PyList::empty(py)),
+        }
     }
 }
 
@@ -608,36 +703,33 @@ impl Aligner {
     /// CLI writes them. `seq` and `qual` (Phred+33, as in FASTQ) are str or
     /// bytes. Raises ValueError for a read the FASTQ reader would refuse.
     #[pyo3(signature = (seq, qual = None, name = None))]
-    fn map(
+    fn map<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         seq: &Bound<'_, PyAny>,
         qual: Option<&Bound<'_, PyAny>>,
         name: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Vec<Alignment>> {
+    ) -> PyResult<Bound<'py, PyList>> {
         let read = ReadView {
             name: opt_bytes_of(name, || "name".into())?.unwrap_or_default(),
             seq: bytes_of(seq, || "seq".into())?,
             qual: opt_bytes_of(qual, || "qual".into())?,
         };
-        Ok(self
-            .run(py, batch([read])?, None)?
-            .pop()
-            .unwrap_or_default())
+        self.run_one(py, batch([read])?, None)
     }
 
     /// The alignments of a pair: mate 1's, then mate 2's (`read_num` says
     /// which). See the class for the insert-size window.
     #[pyo3(signature = (seq1, seq2, qual1 = None, qual2 = None, name = None))]
-    fn map_pair(
+    fn map_pair<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         seq1: &Bound<'_, PyAny>,
         seq2: &Bound<'_, PyAny>,
         qual1: Option<&Bound<'_, PyAny>>,
         qual2: Option<&Bound<'_, PyAny>>,
         name: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Vec<Alignment>> {
+    ) -> PyResult<Bound<'py, PyList>> {
         let name = opt_bytes_of(name, || "name".into())?.unwrap_or_default();
         let one = ReadView {
             name,
@@ -649,24 +741,25 @@ impl Aligner {
             seq: bytes_of(seq2, || "seq2".into())?,
             qual: opt_bytes_of(qual2, || "qual2".into())?,
         };
-        Ok(self
-            .run(py, batch([one])?, Some(batch([two])?))?
-            .pop()
-            .unwrap_or_default())
+        self.run_one(py, batch([one])?, Some(batch([two])?))
     }
 
     /// Maps many reads on the aligner's threads with the GIL released:
     /// `reads` is an iterable of (name, seq, qual) tuples (qual may be
     /// None); returns one list of alignments per read, in read order, the
     /// same as `fmalign map` gives the same reads.
-    fn map_batch(&self, py: Python<'_>, reads: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<Alignment>>> {
+    fn map_batch<'py>(
+        &self,
+        py: Python<'py>,
+        reads: &Bound<'_, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
         let f = fields(reads, 3, "(name, seq, qual)")?;
         let views = f
-            .iter()
+            .chunks_exact(3)
             .enumerate()
             .map(|(i, r)| view(&r[0], &r[1], &r[2], i + 1))
             .collect::<PyResult<Vec<_>>>()?;
-        self.run(py, batch(views)?, None)
+        self.run_batch(py, batch(views)?, None)
     }
 
     /// Maps many pairs as `fmalign map R1 R2` does: `pairs` is an iterable
@@ -675,23 +768,23 @@ impl Aligner {
     /// first call estimates the insert-size window from its pairs, as the
     /// CLI does from its first batch, unless min_insert and max_insert
     /// were given.
-    fn map_pair_batch(
+    fn map_pair_batch<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         pairs: &Bound<'_, PyAny>,
-    ) -> PyResult<Vec<Vec<Alignment>>> {
+    ) -> PyResult<Bound<'py, PyList>> {
         let f = fields(pairs, 5, "(name, seq1, qual1, seq2, qual2)")?;
         let ones = f
-            .iter()
+            .chunks_exact(5)
             .enumerate()
             .map(|(i, p)| view(&p[0], &p[1], &p[2], i + 1))
             .collect::<PyResult<Vec<_>>>()?;
         let twos = f
-            .iter()
+            .chunks_exact(5)
             .enumerate()
             .map(|(i, p)| view(&p[0], &p[3], &p[4], i + 1))
             .collect::<PyResult<Vec<_>>>()?;
-        self.run(py, batch(ones)?, Some(batch(twos)?))
+        self.run_batch(py, batch(ones)?, Some(batch(twos)?))
     }
 
     fn __repr__(&self) -> String {

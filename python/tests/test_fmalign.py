@@ -106,6 +106,37 @@ def test_single_reads_as_the_cli(cli, data, mode):
     assert_same(one_by_one, lines, lens)
 
 
+def test_hits_outlive_their_batch_and_the_collector_is_left_as_found(chrm):
+    """A hit kept after its batch's lists and its aligner are gone reads the
+    same; map_batch leaves the cyclic collector on or off as it found it;
+    hits (which refer to no Python object) are not tracked by it."""
+    import gc
+
+    aligner = fmalign.Aligner(chrm["index"], threads=2)
+    reads = chrm["one"][:500]
+    assert gc.isenabled()
+    batch = aligner.map_batch(reads)
+    assert gc.isenabled()
+    kept = [hs[0] for hs in batch if hs][::7]
+    assert kept
+    want = [(h.to_sam(), h.ctg, h.r_st, h.r_en, h.cigar, h.MD, repr(h)) for h in kept]
+    assert not any(gc.is_tracked(h) for h in kept)
+    assert gc.is_tracked(batch) and all(gc.is_tracked(hs) for hs in batch)
+    del batch, aligner
+    gc.collect()
+    assert [(h.to_sam(), h.ctg, h.r_st, h.r_en, h.cigar, h.MD, repr(h)) for h in kept] == want
+    gc.disable()
+    try:
+        again = fmalign.Aligner(chrm["index"], threads=2).map_batch(reads)
+        assert not gc.isenabled()
+        pairs = [(n, s, q, s2, q2) for (n, s, q), (_, s2, q2) in zip(reads, chrm["two"])]
+        fmalign.Aligner(chrm["index"], threads=2).map_pair_batch(pairs)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    assert [h.to_sam() for hs in again for h in hs] != []
+
+
 @pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
 def test_pairs_as_the_cli(cli, data, mode):
     _, kw, flags = mode

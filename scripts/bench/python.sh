@@ -17,6 +17,9 @@
 #
 # PY must import fmalign (pip install ./python); FMALIGN the CLI (default
 # target/release/fmalign). MODE: local (default), end-to-end, ungapped.
+# PY2: a second Python with another build of the module (say, the one
+# before a change), run third in each round and compared the same way.
+# The last lines are the medians of the rounds' ratios.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 [ $# -ge 2 ] || die "usage: $0 INDEX READS.fq [READS2.fq] (see the header of $SELF)"
@@ -45,7 +48,7 @@ cli() {
 }
 
 module() {
-    "$PY" - "$INDEX" "$R1" "${R2:-}" <<PYEOF
+    "$1" - "$INDEX" "$R1" "${R2:-}" <<PYEOF
 import resource, sys, time
 import fmalign
 def cpu():
@@ -79,11 +82,36 @@ print(f"{mapped:.3f} {mapped_cpu:.2f} {parse:.3f} {sam:.3f}")
 PYEOF
 }
 
-echo "reads: $R1${R2:+ + $R2}; mode $MODE; -t $T; $REPEAT rounds, CLI and module alternating"
-printf 'round\tcli_s\tmodule_s\tratio\tcli_cpu_s\tmodule_cpu_s\tcpu_ratio\tpy_parse_s\tto_sam_s\n'
+if [ -n "${PY2:-}" ]; then
+    "$PY2" -c 'import fmalign' 2>/dev/null || die "$PY2 cannot import fmalign"
+fi
+echo "reads: $R1${R2:+ + $R2}; mode $MODE; -t $T; $REPEAT rounds, CLI and module${PY2:+ and the PY2 module} alternating"
+printf 'round\tcli_s\tmodule_s\tratio\tcli_cpu_s\tmodule_cpu_s\tcpu_ratio\tpy_parse_s\tto_sam_s%b\n' \
+    "${PY2:+\tpy2_s\tpy2_ratio\tpy2_cpu_s\tpy2_cpu_ratio}"
+ratios=$(mktemp)
+trap 'rm -f "$ratios"' EXIT
 for i in $(seq 1 "$REPEAT"); do
     read -r c cc < <(cli)
-    read -r m mc p s < <(module)
-    printf '%s\t%s\t%s\t%.2f\t%s\t%s\t%.2f\t%s\t%s\n' "$i" "$c" "$m" "$(echo "$m / $c" | bc -l)" \
-        "$cc" "$mc" "$(echo "$mc / $cc" | bc -l)" "$p" "$s"
+    read -r m mc p s < <(module "$PY")
+    r=$(echo "$m / $c" | bc -l)
+    rc=$(echo "$mc / $cc" | bc -l)
+    line=$(printf '%s\t%s\t%s\t%.2f\t%s\t%s\t%.2f\t%s\t%s' "$i" "$c" "$m" "$r" "$cc" "$mc" "$rc" "$p" "$s")
+    row="$r $rc"
+    if [ -n "${PY2:-}" ]; then
+        read -r m2 mc2 _ _ < <(module "$PY2")
+        r2=$(echo "$m2 / $c" | bc -l)
+        rc2=$(echo "$mc2 / $cc" | bc -l)
+        line+=$(printf '\t%s\t%.2f\t%s\t%.2f' "$m2" "$r2" "$mc2" "$rc2")
+        row+=" $r2 $rc2"
+    fi
+    echo "$line"
+    echo "$row" >>"$ratios"
 done
+median() {
+    sort -g | awk '{ v[NR] = $1 } END { printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+printf 'median ratio: wall %s, CPU %s' "$(cut -d' ' -f1 "$ratios" | median)" "$(cut -d' ' -f2 "$ratios" | median)"
+if [ -n "${PY2:-}" ]; then
+    printf '; PY2: wall %s, CPU %s' "$(cut -d' ' -f3 "$ratios" | median)" "$(cut -d' ' -f4 "$ratios" | median)"
+fi
+echo

@@ -127,9 +127,9 @@ pub(super) fn map_batch<M: MapMode>(
                     located,
                     ..MapStats::default()
                 };
-                for (read, found) in reads.iter().zip(found) {
+                for (k, (read, found)) in reads.iter().zip(found).enumerate() {
                     let n = found.count();
-                    out.next_read();
+                    out.next_read(range.start + k, read, None);
                     let w = mode.write_single(&mut out, read, found);
                     st.reads += 1;
                     st.bases += read.seq.len() as u64;
@@ -155,7 +155,7 @@ pub(super) fn map_batch<M: MapMode>(
             };
             // Both mates of every pair found, chunk by chunk: the chunk's
             // mates 1, then its mates 2 (reads and what was found for them).
-            type Chunk<'r, F> = (Vec<ReadView<'r>>, Vec<F>, u64);
+            type Chunk<'r, F> = (usize, Vec<ReadView<'r>>, Vec<F>, u64);
             let found: Vec<Chunk<'_, M::Found>> = (0..n.div_ceil(per))
                 .into_par_iter()
                 .map(|c| {
@@ -163,13 +163,13 @@ pub(super) fn map_batch<M: MapMode>(
                     let reads = views(range.clone());
                     let (f, located) =
                         mode.find(&reads, &[range.clone(), n + range.start..n + range.end]);
-                    (reads, f, located)
+                    (range.start, reads, f, located)
                 })
                 .collect();
             if window.is_none() {
                 let want = crate::pair::ESTIMATE_PAIRS.min(n);
                 let pairs = (0..want).map(|k| {
-                    let f = &found[k / per].1;
+                    let f = &found[k / per].2;
                     let half = f.len() / 2;
                     let (r1, r2) = (batch.get(k), mates.get(k));
                     let (a, b) = (&f[k % per], &f[half + k % per]);
@@ -187,7 +187,7 @@ pub(super) fn map_batch<M: MapMode>(
             let window = window.expect("set above");
             found
                 .into_par_iter()
-                .map(|(reads, mut found, located)| {
+                .map(|(start, reads, mut found, located)| {
                     let half = found.len() / 2;
                     let second = found.split_off(half);
                     let mut out = writing.records();
@@ -197,7 +197,7 @@ pub(super) fn map_batch<M: MapMode>(
                     };
                     for (k, (f1, f2)) in found.into_iter().zip(second).enumerate() {
                         let (r1, r2) = (&reads[k], &reads[half + k]);
-                        out.next_read();
+                        out.next_read(start + k, r1, Some(r2));
                         let w = mode.write_pair(&mut out, (r1, f1), (r2, f2), pairing, window);
                         st.reads += 2;
                         st.bases += (r1.seq.len() + r2.seq.len()) as u64;

@@ -1,7 +1,8 @@
 //! The per-read API: a [`Mapper`] maps reads held in memory, single or
 //! paired, through the same batch driver as `fmalign map` and returns each
-//! read's records as owned values ([`OwnedRecord`]): the records the CLI
-//! writes for the same reads with the same options, in input order.
+//! read's records as owned values ([`OwnedRecord`]), or all of them
+//! compactly with the reads ([`RecordSet`]): the records the CLI writes for
+//! the same reads with the same options, in input order.
 
 use std::sync::{Arc, Mutex};
 
@@ -14,7 +15,7 @@ use crate::pair::Window;
 use super::batch::{Writing, map_batch};
 use super::config::{MapConfig, MapStats, PairConfig};
 use super::gapped::Gapped;
-use super::record::OwnedRecord;
+use super::record::{Chunk, OwnedRecord, RecordSet};
 use super::ungapped::Ungapped;
 
 /// Maps reads in memory against one index with one set of options, on its
@@ -104,13 +105,34 @@ impl Mapper {
     /// Each read's records.
     pub fn map(&self, reads: &Batch) -> Result<Mapped> {
         let mut none = None;
-        self.run(reads, None, &mut none)
+        let (chunks, stats) = self.run(reads, None, &mut none)?;
+        Ok((owned(&chunks, reads, None), stats))
     }
 
     /// Each pair's records (mate 1's, then mate 2's). The first call
     /// estimates the insert-size window from its pairs, unless the pairing
     /// gives one; later calls use it.
     pub fn map_pairs(&self, one: &Batch, two: &Batch) -> Result<Mapped> {
+        let (chunks, stats) = self.run_pairs(one, two)?;
+        Ok((owned(&chunks, one, Some(two)), stats))
+    }
+
+    /// The records of [`Mapper::map`], kept compactly with the reads: no
+    /// allocation per record, the reads' bases not copied into each.
+    pub fn map_set(&self, reads: Batch) -> Result<(RecordSet, MapStats)> {
+        let mut none = None;
+        let (chunks, stats) = self.run(&reads, None, &mut none)?;
+        Ok((RecordSet::new(chunks, reads, None), stats))
+    }
+
+    /// The records of [`Mapper::map_pairs`], kept compactly with the pairs
+    /// (see [`Mapper::map_set`]).
+    pub fn map_pairs_set(&self, one: Batch, two: Batch) -> Result<(RecordSet, MapStats)> {
+        let (chunks, stats) = self.run_pairs(&one, &two)?;
+        Ok((RecordSet::new(chunks, one, Some(two)), stats))
+    }
+
+    fn run_pairs(&self, one: &Batch, two: &Batch) -> Result<(Vec<Chunk>, MapStats)> {
         if one.len() != two.len() {
             return Err(Error::Usage(format!(
                 "{} reads as mates 1 and {} as mates 2: pairs need as many of each",
@@ -134,7 +156,7 @@ impl Mapper {
         batch: &Batch,
         mates: Option<&Batch>,
         window: &mut Option<Window>,
-    ) -> Result<Mapped> {
+    ) -> Result<(Vec<Chunk>, MapStats)> {
         let (index, cfg) = (&*self.index, &self.cfg);
         let writing = Writing {
             layout: &index.layout,
@@ -159,6 +181,20 @@ impl Mapper {
             ),
         });
         let (chunks, stats) = mapped.map_err(|e| Error::Usage(e.to_string()))?;
-        Ok((chunks.into_iter().flat_map(|w| w.reads).collect(), stats))
+        Ok((chunks.into_iter().map(|w| w.chunk).collect(), stats))
     }
+}
+
+/// Each read's (pair's) records of `chunks` as owned values.
+fn owned(chunks: &[Chunk], reads: &Batch, mates: Option<&Batch>) -> Vec<Vec<OwnedRecord>> {
+    chunks
+        .iter()
+        .flat_map(|c| {
+            (0..c.reads()).map(move |k| {
+                c.of_read(k)
+                    .map(|i| OwnedRecord::of(&c.record(i, reads, mates)))
+                    .collect()
+            })
+        })
+        .collect()
 }

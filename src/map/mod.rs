@@ -52,7 +52,7 @@ pub use find::{
 };
 pub use mapper::{Mapped, Mapper};
 use output::{BGZF_BLOCK, BGZF_EOF, ReadCopies, compress_blocks, output_header};
-pub use record::{Cigar, Mate, OwnedRecord, Record, Tags, push_bam, push_sam};
+pub use record::{Cigar, Mate, OwnedRecord, Record, RecordId, RecordSet, Tags, push_bam, push_sam};
 pub use select::{MAPQ_MAX, e2e_cap, gapped_mapq, mapq};
 pub use summary::Summary;
 

@@ -5,12 +5,15 @@
 
 mod bam;
 mod sam;
+mod set;
 #[cfg(test)]
 mod tests;
 
 pub use bam::push_bam;
 pub(super) use sam::push_int;
 pub use sam::push_sam;
+pub(super) use set::Chunk;
+pub use set::{RecordId, RecordSet};
 
 use std::io;
 
@@ -31,12 +34,13 @@ pub enum Cigar<'a> {
 }
 
 impl Cigar<'_> {
-    fn is_none(&self) -> bool {
+    /// `*`: no CIGAR.
+    pub fn is_none(&self) -> bool {
         matches!(self, Cigar::None)
     }
 
     /// Operations: `f` gets each, in order.
-    fn for_each(&self, mut f: impl FnMut(Op, u32)) {
+    pub fn for_each(&self, mut f: impl FnMut(Op, u32)) {
         match *self {
             Cigar::None => {}
             Cigar::Matched(n) => f(Op::Match, n),
@@ -44,7 +48,8 @@ impl Cigar<'_> {
         }
     }
 
-    fn len(&self) -> usize {
+    /// Operations.
+    pub fn len(&self) -> usize {
         match self {
             Cigar::None => 0,
             Cigar::Matched(_) => 1,
@@ -52,8 +57,22 @@ impl Cigar<'_> {
         }
     }
 
+    /// Whether there is no operation.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Soft-clipped bases at the start and at the end (as
+    /// [`crate::align::clips`]).
+    pub fn clips(&self) -> (u32, u32) {
+        match *self {
+            Cigar::Ops(ops) => crate::align::clips(ops),
+            _ => (0, 0),
+        }
+    }
+
     /// Reference bases covered.
-    fn span(&self) -> u64 {
+    pub fn span(&self) -> u64 {
         match *self {
             Cigar::None => 0,
             Cigar::Matched(n) => u64::from(n),
@@ -61,7 +80,8 @@ impl Cigar<'_> {
         }
     }
 
-    fn push_text(&self, out: &mut Vec<u8>) {
+    /// Appends the CIGAR as SAM text (`*` when none).
+    pub fn push_text(&self, out: &mut Vec<u8>) {
         match self {
             Cigar::None => out.push(b'*'),
             _ => self.for_each(|o, n| {
@@ -162,6 +182,61 @@ impl<'a> Record<'a> {
 
     fn rev(&self) -> bool {
         self.flag & 0x10 != 0
+    }
+
+    /// Mapped (flag 0x4 unset).
+    pub fn is_mapped(&self) -> bool {
+        self.flag & 0x4 == 0
+    }
+
+    /// On the reverse strand (flag 0x10).
+    pub fn is_reverse(&self) -> bool {
+        self.rev()
+    }
+
+    /// Mapped, neither secondary (0x100) nor supplementary (0x800).
+    pub fn is_primary(&self) -> bool {
+        self.is_mapped() && self.flag & 0x900 == 0
+    }
+
+    /// Secondary (flag 0x100).
+    pub fn is_secondary(&self) -> bool {
+        self.flag & 0x100 != 0
+    }
+
+    /// Supplementary (flag 0x800).
+    pub fn is_supplementary(&self) -> bool {
+        self.flag & 0x800 != 0
+    }
+
+    /// 0-based, end-exclusive reference interval aligned, if mapped.
+    pub fn ref_range(&self) -> Option<(u64, u64)> {
+        let (_, pos) = self.place.filter(|_| self.is_mapped())?;
+        Some((pos, pos + self.cigar.span()))
+    }
+
+    /// 0-based, end-exclusive interval of the read aligned (soft clips
+    /// left out), in the read's own (forward) coordinates, as mappy's
+    /// `q_st`/`q_en`; `None` when unmapped.
+    pub fn query_range(&self) -> Option<(u32, u32)> {
+        if !self.is_mapped() {
+            return None;
+        }
+        let n = self.seq.len() as u32;
+        let (lead, trail) = self.cigar.clips();
+        Some(if self.rev() {
+            (trail, n - lead)
+        } else {
+            (lead, n - trail)
+        })
+    }
+
+    /// The SAM line (with its newline) the CLI writes for this record,
+    /// contigs named from `layout`, `rg` as `-R`'s ID.
+    pub fn to_sam(&self, layout: &Layout, rg: Option<&str>) -> Vec<u8> {
+        let mut out = Vec::new();
+        push_sam(&mut out, self, layout, rg.map(str::as_bytes));
+        out
     }
 }
 
@@ -280,56 +355,44 @@ impl OwnedRecord {
     /// The SAM line (with its newline) the CLI writes for this record,
     /// contigs named from `layout`, `rg` as `-R`'s ID.
     pub fn to_sam(&self, layout: &Layout, rg: Option<&str>) -> Vec<u8> {
-        let mut out = Vec::new();
-        push_sam(&mut out, &self.record(), layout, rg.map(str::as_bytes));
-        out
+        self.record().to_sam(layout, rg)
     }
 
     /// Mapped (flag 0x4 unset).
     pub fn is_mapped(&self) -> bool {
-        self.flag & 0x4 == 0
+        self.record().is_mapped()
     }
 
     /// On the reverse strand (flag 0x10).
     pub fn is_reverse(&self) -> bool {
-        self.flag & 0x10 != 0
+        self.record().is_reverse()
     }
 
     /// Mapped, neither secondary (0x100) nor supplementary (0x800).
     pub fn is_primary(&self) -> bool {
-        self.is_mapped() && self.flag & 0x900 == 0
+        self.record().is_primary()
     }
 
     /// Secondary (flag 0x100).
     pub fn is_secondary(&self) -> bool {
-        self.flag & 0x100 != 0
+        self.record().is_secondary()
     }
 
     /// Supplementary (flag 0x800).
     pub fn is_supplementary(&self) -> bool {
-        self.flag & 0x800 != 0
+        self.record().is_supplementary()
     }
 
     /// 0-based, end-exclusive reference interval aligned, if mapped.
     pub fn ref_range(&self) -> Option<(u64, u64)> {
-        let (_, pos) = self.place.filter(|_| self.is_mapped())?;
-        Some((pos, pos + cigar_of(&self.cigar).span()))
+        self.record().ref_range()
     }
 
     /// 0-based, end-exclusive interval of the read aligned (soft clips
     /// left out), in the read's own (forward) coordinates, as mappy's
     /// `q_st`/`q_en`; `None` when unmapped.
     pub fn query_range(&self) -> Option<(u32, u32)> {
-        if !self.is_mapped() {
-            return None;
-        }
-        let n = self.seq.len() as u32;
-        let (lead, trail) = crate::align::clips(&self.cigar);
-        Some(if self.is_reverse() {
-            (trail, n - lead)
-        } else {
-            (lead, n - trail)
-        })
+        self.record().query_range()
     }
 }
 
@@ -339,7 +402,7 @@ pub(super) struct Records<'a> {
     /// The bytes so far.
     pub(super) out: Vec<u8>,
     /// Collecting: each read's (pair's) records, in order.
-    owned: Option<Vec<Vec<OwnedRecord>>>,
+    collected: Option<Chunk>,
     layout: &'a Layout,
     bam: bool,
     /// `-R`: `RG:Z:<ID>` on every record.
@@ -365,22 +428,24 @@ impl<'a> Records<'a> {
             bam,
             rg: rg.map(str::as_bytes),
             no_unal,
-            owned: None,
+            collected: None,
             error: None,
         }
     }
 
-    /// The same sink collecting owned records per read instead of bytes.
+    /// The same sink collecting each read's records ([`Chunk`]) instead of
+    /// bytes.
     pub(super) fn collecting(mut self) -> Self {
-        self.owned = Some(Vec::new());
+        self.collected = Some(Chunk::default());
         self
     }
 
-    /// Starts the next read's (or pair's) records; a no-op unless
-    /// collecting.
-    pub(super) fn next_read(&mut self) {
-        if let Some(o) = &mut self.owned {
-            o.push(Vec::new());
+    /// Starts the records of the batch's read `at` (`one`) or, with `two`,
+    /// of pair `at`; a no-op unless collecting.
+    #[inline]
+    pub(super) fn next_read(&mut self, at: usize, one: &ReadView<'_>, two: Option<&ReadView<'_>>) {
+        if let Some(c) = &mut self.collected {
+            c.next_read(at, one, two);
         }
     }
 
@@ -390,10 +455,8 @@ impl<'a> Records<'a> {
         if self.no_unal && r.flag & 4 != 0 && (r.flag & 1 == 0 || r.flag & 8 != 0) {
             return;
         }
-        if let Some(o) = &mut self.owned {
-            o.last_mut()
-                .expect("next_read before the first record")
-                .push(OwnedRecord::of(r));
+        if let Some(c) = &mut self.collected {
+            c.push(r);
         } else if self.bam {
             if let Err(e) = push_bam(&mut self.out, r, self.rg) {
                 self.error.get_or_insert(e);
@@ -410,17 +473,17 @@ impl<'a> Records<'a> {
             Some(e) => Err(e),
             None => Ok(Written {
                 bytes: self.out,
-                reads: self.owned.unwrap_or_default(),
+                chunk: self.collected.unwrap_or_default(),
             }),
         }
     }
 }
 
-/// A chunk's output: its bytes, or its reads' owned records.
+/// A chunk's output: its bytes, or its reads' records.
 #[derive(Debug, Default)]
 pub(super) struct Written {
     /// SAM text or uncompressed BAM records.
     pub(super) bytes: Vec<u8>,
     /// Collecting: each read's (pair's) records.
-    pub(super) reads: Vec<Vec<OwnedRecord>>,
+    pub(super) chunk: Chunk,
 }

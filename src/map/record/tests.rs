@@ -236,3 +236,83 @@ fn long_cigar_goes_to_cg() {
     push_bam(&mut bam, &rec, None).unwrap();
     assert!(bam == noodles_bam(&header, &line));
 }
+
+/// A chunk of collected records gives back every field of every record
+/// pushed: a read's own name, bases and qualities by reference to the batch
+/// (no copy), any other ones copied; each CIGAR variant as it was (`*`, an
+/// ungapped `{n}M`, operations, none at all); every tag.
+#[test]
+fn collected_records_come_back_whole() {
+    let l = layout();
+    let batch = crate::io::fastq::Batch::from_reads([
+        ReadView {
+            name: b"r1/1 comment",
+            seq: b"ACGTACGTAC",
+            qual: Some(b"ABCDEFGHIJ"),
+        },
+        ReadView {
+            name: b"r2",
+            seq: b"GGGGCCCCAA",
+            qual: None,
+        },
+    ])
+    .unwrap();
+    let (v0, v1) = (
+        batch.get(0).named_as_in_sam(),
+        batch.get(1).named_as_in_sam(),
+    );
+    let ops = [(Op::Soft, 2), (Op::Match, 5), (Op::Del, 1), (Op::Match, 3)];
+    let mc = [(Op::Match, 10)];
+    let full = Record {
+        name: v0.name,
+        flag: 16 | 0x100,
+        place: Some((1, 7)),
+        mapq: 3,
+        cigar: Cigar::Ops(&ops),
+        next: Some((0, 2)),
+        tlen: -40,
+        seq: v0.seq,
+        qual: v0.qual,
+        tags: Tags {
+            nm: Some(2),
+            md: Some(b"3A1^C3"),
+            score: Some(-4),
+            xs: Some(-9),
+            x0: Some(7),
+            x1: Some(1 << 40),
+            mc: Cigar::Ops(&mc),
+            sa: b"chr1,5,+,10M,0,0;",
+            xa: b"chr2,-3,10M,1;",
+        },
+    };
+    let trimmed = Record {
+        name: b"other",
+        seq: &v0.seq[1..],
+        qual: None,
+        cigar: Cigar::Matched(9),
+        tags: Tags {
+            mc: Cigar::Ops(&[]),
+            md: None,
+            ..Tags::default()
+        },
+        ..full
+    };
+    let unmapped = Record::unmapped(&v1, None);
+    let mut chunk = Chunk::default();
+    chunk.next_read(0, &v0, None);
+    chunk.push(&full);
+    chunk.push(&trimmed);
+    chunk.next_read(1, &v1, None);
+    chunk.push(&unmapped);
+    assert_eq!(chunk.reads(), 2);
+    assert_eq!((chunk.of_read(0), chunk.of_read(1)), (0..2, 2..3));
+    for (i, want) in [full, trimmed, unmapped].iter().enumerate() {
+        let got = chunk.record(i, &batch, None);
+        assert_eq!(OwnedRecord::of(&got), OwnedRecord::of(want), "record {i}");
+        assert_eq!((got.cigar, got.tags.mc), (want.cigar, want.tags.mc));
+        assert_eq!(got.to_sam(&l, Some("g")), want.to_sam(&l, Some("g")));
+        // The read's own slices are the batch's; others are copies.
+        let shared = i != 1;
+        assert_eq!(got.seq.as_ptr() == want.seq.as_ptr(), shared, "record {i}");
+    }
+}
