@@ -120,13 +120,17 @@ pub(super) fn align_reads(
             )
         })
         .collect();
-    // Short reads not already tied at the top: the exhaustive search, and
-    // its placements the seeds missed extended too.
+    // Short reads not already tied at a perfect score: the exhaustive
+    // search, and its placements the seeds missed extended too. A tie of
+    // imperfect alignments is searched: a placement with fewer errors than
+    // both may share no seed with the read.
     let short: Vec<(usize, u8)> = (0..reads.len())
         .filter_map(|i| {
             let a = &out[i].0;
-            let tied = a.len() > 1 && a[1].score == a[0].score;
-            exhaustive_k(mode, reads[i].seq.len(), a.first())
+            let len = reads[i].seq.len();
+            let tied =
+                a.len() > 1 && a[1].score == a[0].score && best_errors(mode, len, &a[0]) == 0.0;
+            exhaustive_k(mode, len, a.first())
                 .filter(|_| !tied)
                 .map(|k| (i, k))
         })
