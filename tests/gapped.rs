@@ -779,8 +779,8 @@ fn short_reads_beyond_the_search_find_a_shadowed_copy() {
     }
 }
 
-/// A 36-base read whose seeds find only two copies that tie at an
-/// imperfect score is still searched exhaustively. Its own place (copy T)
+/// A 36-base read whose seeds find only two copies that tie, with more
+/// errors than the search's K (2), is still searched exhaustively. Its own place (copy T)
 /// differs from it at base 17, so holds no exact match of 19 bases; two
 /// identical copies D share bases 0..26 with it and differ at 26, 30 and
 /// 34. The seeds reach D alone, twice, with the same score; the tie used to
