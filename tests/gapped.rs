@@ -779,6 +779,61 @@ fn short_reads_beyond_the_search_find_a_shadowed_copy() {
     }
 }
 
+/// A 36-base read whose seeds find only two copies that tie, with more
+/// errors than the search's K (2), is still searched exhaustively. Its own place (copy T)
+/// differs from it at base 17, so holds no exact match of 19 bases; two
+/// identical copies D share bases 0..26 with it and differ at 26, 30 and
+/// 34. The seeds reach D alone, twice, with the same score; the tie used to
+/// skip the exhaustive search, and in `--end-to-end` the read went to a D
+/// at MAPQ 0 (so did 6 reads of each 36-base ART set from chr20 that
+/// bowtie2 placed at 1 mismatch, docs/BENCHMARKS.md, 2026-11-28
+/// (fourteenth)). Now T is found in both modes, with a MAPQ of 20 or more.
+/// T is on either strand.
+#[test]
+fn short_reads_tied_at_an_imperfect_score_are_searched() {
+    let mut rng = Rng::new(4141);
+    let mut refs: Vec<RefSeq> = (0..2)
+        .map(|c| RefSeq {
+            name: format!("chr{c}"),
+            seq: rng.bases(50_000),
+        })
+        .collect();
+    let flip = |b: u8| if b == b'A' { b'C' } else { b'A' };
+    let with = |r: &[u8], at: &[usize]| {
+        let mut c = r.to_vec();
+        for &i in at {
+            c[i] = flip(c[i]);
+        }
+        c
+    };
+    let mut reads = Vec::new();
+    for k in 0..10 {
+        let r = rng.bases(36);
+        let t = with(&r, &[17]);
+        let t = if k % 2 == 1 { revcomp(&t) } else { t };
+        let d = with(&r, &[26, 30, 34]);
+        let at = 5_000 + 4_000 * k;
+        refs[0].seq[at..at + 36].copy_from_slice(&t);
+        refs[1].seq[at..at + 36].copy_from_slice(&d);
+        refs[1].seq[at + 2_000..at + 2_036].copy_from_slice(&d);
+        reads.push(FqRead {
+            name: format!("r{k}_{}", at + 1),
+            qual: vec![b'I'; 36],
+            seq: r,
+        });
+    }
+    let dir = indexed(&refs);
+    for mode in ["--local", "--end-to-end"] {
+        let (_, recs) = parse_sam(&map(dir.path(), &reads, &[mode]));
+        assert_eq!(recs.len(), reads.len());
+        for r in &recs {
+            let at: u64 = r.qname.split('_').nth(1).unwrap().parse().unwrap();
+            assert_eq!((r.rname.as_str(), r.pos), ("chr0", at), "{mode}: {r:?}");
+            assert!(r.mapq >= 20, "{mode}: {r:?}");
+        }
+    }
+}
+
 /// `--end-to-end` MAPQ of a short read by the quality of the base where
 /// its only other placement differs: an exact 36-base read whose segment
 /// is present once more with one base changed is placed at its own copy

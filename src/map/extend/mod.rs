@@ -129,13 +129,16 @@ pub(super) fn align_reads(
         })
         .collect();
     // Short reads not already tied at the top: the exhaustive search, and
-    // its placements the seeds missed extended too.
+    // its placements the seeds missed extended too. A tie with more errors
+    // than the search covers is searched as well: whatever it finds is
+    // better, and may share no seed with the read.
     let short: Vec<(usize, u8)> = (0..reads.len())
         .filter_map(|i| {
             let a = &out[i].0;
+            let len = reads[i].seq.len();
             let tied = a.len() > 1 && a[1].score == a[0].score;
-            exhaustive_k(mode, reads[i].seq.len(), a.first())
-                .filter(|_| !tied)
+            exhaustive_k(mode, len, a.first())
+                .filter(|&k| !tied || best_errors(mode, len, &a[0]) > f64::from(k))
                 .map(|k| (i, k))
         })
         .collect();
