@@ -34,6 +34,12 @@ OUT=${OUT:-/tmp/bench-speed}
 FMALIGN=$(readlink -f "${FMALIGN:-$ROOT/target/release/fmalign}")
 PEERS=${PEERS:-$ROOT/../shared/peers/bin}
 TOOLS=${TOOLS:-fmalign-local fmalign-end-to-end strobealign minimap2 bwa-mem bwa-mem2}
+for tool in $TOOLS; do
+    case $tool in
+    fmalign-local | fmalign-end-to-end | strobealign | minimap2 | bwa-mem | bwa-mem2 | bowtie2) ;;
+    *) die "unknown tool in TOOLS: $tool (fmalign-local fmalign-end-to-end strobealign minimap2 bwa-mem bwa-mem2 bowtie2)" ;;
+    esac
+done
 mkdir -p "$OUT"
 cd "$OUT"
 [ -e ref.fa ] || ln -s "$(readlink -f "$REF")" ref.fa
