@@ -243,7 +243,7 @@ pub fn verify_occ(fm: &RankIndex<'_>) -> std::result::Result<(), String> {
 mod tests {
     use super::*;
     use crate::fm::{FmIndex, RankIndex, Ssa};
-    use crate::sa::{SaAlgorithm, build, naive};
+    use crate::sa::{SaAlgorithm, naive, suffix_array};
     use proptest::prelude::*;
 
     fn view<'a>(parts: &'a FmParts<u32>, n: u64, shift: u32) -> FmIndex<'a> {
@@ -263,7 +263,7 @@ mod tests {
     /// BWT', rank and locate against direct computation from the naive SA.
     fn check(text: &[u8], shift: u32) {
         let n = text.len() as u64;
-        let sa = build::<u32>(text, SaAlgorithm::Auto, 2).unwrap();
+        let sa = suffix_array::<u32>(text, SaAlgorithm::Auto, 2).unwrap();
         let parts = fm_from_sa(text, sa.as_slice(), shift);
         let fm = view(&parts, n, shift);
         let mut full = vec![n];
@@ -350,7 +350,7 @@ mod tests {
             let unit: Vec<u8> = (0..unit_len).map(|_| next()).collect();
             let text = unit.repeat(copies);
             let n = text.len() as u64;
-            let sa = build::<u32>(&text, SaAlgorithm::Auto, 2).unwrap();
+            let sa = suffix_array::<u32>(&text, SaAlgorithm::Auto, 2).unwrap();
             let parts = fm_from_sa(&text, sa.as_slice(), shift);
             let fm = view(&parts, n, shift);
             let mut longest = 0;

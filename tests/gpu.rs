@@ -942,7 +942,7 @@ mod device {
         let Some(g) = cuda() else { return };
         for (what, text) in texts() {
             let n = text.len() as u64;
-            let want: Vec<u64> = sa::build::<u32>(&text, SaAlgorithm::Libsais, 2)
+            let want: Vec<u64> = sa::suffix_array::<u32>(&text, SaAlgorithm::Libsais, 2)
                 .unwrap()
                 .as_slice()
                 .iter()
@@ -953,9 +953,9 @@ mod device {
                 let got: Vec<u32> = down(
                     &g,
                     match algo {
-                        SaAlgorithm::Hybrid => sa::hybrid::build(&g, &gp, n, &mut |_| ()),
-                        SaAlgorithm::Skew => sa::skew::build(&g, &gp, n, &mut |_| ()),
-                        _ => sa::ls::build(&g, &gp, n, &mut |_| ()),
+                        SaAlgorithm::Hybrid => sa::hybrid::suffix_array(&g, &gp, n, &mut |_| ()),
+                        SaAlgorithm::Skew => sa::skew::suffix_array(&g, &gp, n, &mut |_| ()),
+                        _ => sa::ls::suffix_array(&g, &gp, n, &mut |_| ()),
                     }
                     .unwrap(),
                 );
@@ -1017,7 +1017,7 @@ mod device {
                     per_base <= plan as f64,
                     "{what} {algorithm:?}: {per_base:.2} bytes per base, plan {plan}"
                 );
-                let sa = sa::build::<u32>(&text, SaAlgorithm::Libsais, 2).unwrap();
+                let sa = sa::suffix_array::<u32>(&text, SaAlgorithm::Libsais, 2).unwrap();
                 let cpu = fmalign::tables::fm_from_sa::<u32>(&text, sa.as_slice(), 5);
                 assert!(
                     parts.occ == cpu.occ && parts.ssa == cpu.ssa,
@@ -1062,7 +1062,7 @@ mod device {
         use fmalign::sa::partsort::Uploaded;
         let Some(g) = cuda() else { return };
         for (what, text) in texts() {
-            let want: Vec<u64> = sa::build::<u32>(&text, SaAlgorithm::Libsais, 2)
+            let want: Vec<u64> = sa::suffix_array::<u32>(&text, SaAlgorithm::Libsais, 2)
                 .unwrap()
                 .as_slice()
                 .iter()

@@ -64,7 +64,7 @@ const NAIVE_MAX: usize = 6000;
 // ---------------------------------------------------------------------------
 
 fn sa32(text: &[u8], algo: SaAlgorithm, threads: usize) -> Vec<u64> {
-    sa::build::<u32>(text, algo, threads)
+    sa::suffix_array::<u32>(text, algo, threads)
         .unwrap_or_else(|e| panic!("{algo:?} (u32, -t {threads}) failed: {e}"))
         .as_slice()
         .iter()
@@ -73,7 +73,7 @@ fn sa32(text: &[u8], algo: SaAlgorithm, threads: usize) -> Vec<u64> {
 }
 
 fn sa64(text: &[u8], algo: SaAlgorithm, threads: usize) -> Vec<u64> {
-    sa::build::<u64>(text, algo, threads)
+    sa::suffix_array::<u64>(text, algo, threads)
         .unwrap_or_else(|e| panic!("{algo:?} (u64, -t {threads}) failed: {e}"))
         .as_slice()
         .to_vec()
@@ -776,9 +776,9 @@ fn check_skew_levels(
     2 * (depth as usize + 1)
 }
 
-/// `build_with` reports sensible rounds on texts that need many of them.
+/// `suffix_array_with` reports sensible rounds on texts that need many of them.
 #[test]
-fn rounds_reported_by_build_with() {
+fn rounds_reported_by_suffix_array_with() {
     let mut rng = Rng::new(8);
     let mut texts: Vec<Vec<u8>> = vec![
         vec![0; 2],
@@ -803,8 +803,8 @@ fn rounds_reported_by_build_with() {
     for (t, text) in texts.iter().enumerate() {
         for algo in ALL {
             let mut rows = Vec::new();
-            let sa =
-                sa::build_with::<u32>(text, algo, 2, &mut |r| rows.push(Row::from(r))).unwrap();
+            let sa = sa::suffix_array_with::<u32>(text, algo, 2, &mut |r| rows.push(Row::from(r)))
+                .unwrap();
             let got: Vec<u64> = sa.as_slice().iter().map(|&x| u64::from(x)).collect();
             verify_sa(text, &got).unwrap();
             check_rounds(&rows, algo, text.len() as u64);

@@ -75,7 +75,9 @@ fn build_failing<C: Comm>(
     let limit = (limit != u64::MAX).then_some(limit);
     match choose(n, comm.size(), cfg, limit)? {
         Plan::Single => single(comm, fasta, cfg, out, scanned, n, limit, clock, fail),
-        Plan::Parts(plan) => parts::build(comm, fasta, cfg, out, scanned, n, plan, clock, fail),
+        Plan::Parts(plan) => {
+            parts::build_on_ranks(comm, fasta, cfg, out, scanned, n, plan, clock, fail)
+        }
         Plan::Doubling => {
             index::build_doubling(comm, fasta, cfg, out, scanned, n, checkpoints, clock, fail)
         }

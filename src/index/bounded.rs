@@ -235,7 +235,7 @@ pub(crate) fn section_lengths(n: u64, width: u64, shift: u32, small: [u64; 3]) -
 
 /// Builds the index of `reference` by `plan` and writes it to `out`
 /// (through a temporary file renamed at the end).
-pub(super) fn build<P: Pos>(
+pub(super) fn build_in_parts<P: Pos>(
     reference: Reference<PackedText>,
     cfg: &IndexConfig,
     plan: &Plan,

@@ -140,9 +140,9 @@ pub fn build_file(
     let t = Instant::now();
     let mut report = pool.install(|| {
         if wide {
-            bounded::build::<u64>(reference, cfg, &plan, out, progress)
+            bounded::build_in_parts::<u64>(reference, cfg, &plan, out, progress)
         } else {
-            bounded::build::<u32>(reference, cfg, &plan, out, progress)
+            bounded::build_in_parts::<u32>(reference, cfg, &plan, out, progress)
         }
     })?;
     report.sa_seconds = (t.elapsed().as_secs_f64() - report.fm_seconds).max(0.0);

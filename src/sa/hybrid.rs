@@ -49,7 +49,7 @@ const L: RankLayout = RankLayout::Interleaved;
 
 /// The suffix array of the text of `n >= 2` bases packed by
 /// [`Backend::pack_text`].
-pub fn build<B: Backend, W: Word>(
+pub fn suffix_array<B: Backend, W: Word>(
     b: &B,
     packed: &B::Buf<u64>,
     n: u64,
@@ -439,8 +439,8 @@ mod tests {
         let n = text.len() as u64;
         let packed = b.pack_text(text).unwrap();
         let mut rows = Vec::new();
-        let sa: Vec<u32> = build(&b, &packed, n, &mut |r| rows.push(r.clone())).unwrap();
-        let wide: Vec<u64> = build(&b, &packed, n, &mut |_| {}).unwrap();
+        let sa: Vec<u32> = suffix_array(&b, &packed, n, &mut |r| rows.push(r.clone())).unwrap();
+        let wide: Vec<u64> = suffix_array(&b, &packed, n, &mut |_| {}).unwrap();
         let want = naive(text);
         let sa: Vec<u64> = sa.into_iter().map(u64::from).collect();
         assert!(sa == want, "n = {n}: {rows:#?}");

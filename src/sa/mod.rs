@@ -1,6 +1,6 @@
 //! Suffix-array construction behind one small interface.
 //!
-//! [`build`] takes the text (codes 0..=3, no sentinel; the end of the text
+//! [`suffix_array`] takes the text (codes 0..=3, no sentinel; the end of the text
 //! sorts before every base) and returns its suffix array in the position type
 //! the index uses. Algorithms are values of [`SaAlgorithm`]: libsais
 //! ([`libsais`]), and the data-parallel algorithms ([`DataParallel`]:
@@ -358,17 +358,17 @@ pub fn libsais_bwt(text: &mut [u8], threads: usize) -> Result<u64> {
 }
 
 /// The suffix array of `text` (codes 0..=3), as positions of type `P`.
-pub fn build<P: Pos>(
+pub fn suffix_array<P: Pos>(
     text: &[u8],
     algorithm: SaAlgorithm,
     threads: usize,
 ) -> Result<SuffixArray<P>> {
-    build_with(text, algorithm, threads, &mut |_| {})
+    suffix_array_with(text, algorithm, threads, &mut |_| {})
 }
 
-/// [`build`], reporting every round of a data-parallel algorithm to `log`.
+/// [`suffix_array`], reporting every round of a data-parallel algorithm to `log`.
 /// Runs in a pool of `threads` workers.
-pub fn build_with<P: Pos>(
+pub fn suffix_array_with<P: Pos>(
     text: &[u8],
     algorithm: SaAlgorithm,
     threads: usize,
@@ -388,7 +388,7 @@ pub fn build_with<P: Pos>(
     pool.install(|| by_steps_cpu(&packed, text.len() as u64, data_parallel, log))
 }
 
-/// [`build_with`] that takes the text by value and gives it back: the
+/// [`suffix_array_with`] that takes the text by value and gives it back: the
 /// data-parallel algorithms work from the 2-bit packed text, so the byte text
 /// (a byte per base) is dropped while they run and rebuilt from the packed
 /// one afterwards.
@@ -399,7 +399,7 @@ pub fn build_owned<P: Pos>(
     log: &mut (dyn FnMut(&Round) + Send),
 ) -> Result<(SuffixArray<P>, Vec<u8>)> {
     let Some(data_parallel) = algorithm.data_parallel().filter(|_| text.len() >= 2) else {
-        let sa = build_with(&text, algorithm, threads, log)?;
+        let sa = suffix_array_with(&text, algorithm, threads, log)?;
         return Ok((sa, text));
     };
     let n = text.len() as u64;
@@ -421,9 +421,9 @@ pub fn by_steps<B: Backend, P: Pos>(
     log: &mut dyn FnMut(&Round),
 ) -> Result<B::Buf<P>> {
     match algorithm {
-        DataParallel::Hybrid => hybrid::build::<B, P>(b, packed, n, log),
-        DataParallel::Skew => skew::build::<B, P>(b, packed, n, log),
-        DataParallel::Ls => ls::build::<B, P>(b, packed, n, log),
+        DataParallel::Hybrid => hybrid::suffix_array::<B, P>(b, packed, n, log),
+        DataParallel::Skew => skew::suffix_array::<B, P>(b, packed, n, log),
+        DataParallel::Ls => ls::suffix_array::<B, P>(b, packed, n, log),
     }
 }
 
@@ -472,8 +472,8 @@ mod tests {
         fn libsais_equals_brute_force(text in proptest::collection::vec(0u8..4, 0..600), sigma in 1u8..=4) {
             let text: Vec<u8> = text.into_iter().map(|c| c % sigma).collect();
             let want = naive(&text);
-            let narrow: Vec<u64> = build::<u32>(&text, SaAlgorithm::Auto, 1).unwrap().as_slice().iter().map(|&x| u64::from(x)).collect();
-            let wide = build::<u64>(&text, SaAlgorithm::Libsais, 1).unwrap().as_slice().to_vec();
+            let narrow: Vec<u64> = suffix_array::<u32>(&text, SaAlgorithm::Auto, 1).unwrap().as_slice().iter().map(|&x| u64::from(x)).collect();
+            let wide = suffix_array::<u64>(&text, SaAlgorithm::Libsais, 1).unwrap().as_slice().to_vec();
             let narrowed: Vec<u64> = narrow_in_place(wide.clone()).as_slice().iter().map(|&x| u64::from(x)).collect();
             prop_assert_eq!(&narrowed, &want);
             prop_assert_eq!(&narrow, &want);
@@ -513,7 +513,7 @@ mod tests {
     fn periodic_and_unary() {
         for period in 1..=17usize {
             let text: Vec<u8> = (0..1000).map(|i| ((i % period) * 7 % 4) as u8).collect();
-            let sa: Vec<u64> = build::<u32>(&text, SaAlgorithm::Auto, 2)
+            let sa: Vec<u64> = suffix_array::<u32>(&text, SaAlgorithm::Auto, 2)
                 .unwrap()
                 .as_slice()
                 .iter()
@@ -531,14 +531,17 @@ mod data_parallel_tests {
     fn check(text: &[u8]) {
         let want = naive(text);
         for algo in [SaAlgorithm::Hybrid, SaAlgorithm::Skew, SaAlgorithm::Ls] {
-            let got: Vec<u64> = build::<u32>(text, algo, 2)
+            let got: Vec<u64> = suffix_array::<u32>(text, algo, 2)
                 .unwrap()
                 .as_slice()
                 .iter()
                 .map(|&x| u64::from(x))
                 .collect();
             assert_eq!(got, want, "{algo:?} on {text:?}");
-            let wide = build::<u64>(text, algo, 1).unwrap().as_slice().to_vec();
+            let wide = suffix_array::<u64>(text, algo, 1)
+                .unwrap()
+                .as_slice()
+                .to_vec();
             assert_eq!(wide, want, "{algo:?} (u64) on {text:?}");
         }
     }

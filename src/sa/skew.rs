@@ -21,7 +21,7 @@ use crate::error::Result;
 
 /// The suffix array of the text of `n >= 2` bases packed by
 /// [`Backend::pack_text`].
-pub fn build<B: Backend, W: Word>(
+pub fn suffix_array<B: Backend, W: Word>(
     b: &B,
     packed: &B::Buf<u64>,
     n: u64,

@@ -151,7 +151,7 @@ pub fn rank_plan(
 /// rank 0) found `n` bases: see the module documentation. `fail`: a rank
 /// that fails on purpose while reading (tests).
 #[allow(clippy::too_many_arguments)]
-pub(super) fn build<C: Comm>(
+pub(super) fn build_on_ranks<C: Comm>(
     comm: &C,
     fasta: &Path,
     cfg: &IndexConfig,
