@@ -287,7 +287,7 @@ fn fm_tables<P: Pos>(
         }
     }
     let t = Instant::now();
-    let (sa, text) = sa::build_owned::<P>(text, cfg.sa, cfg.threads, log)?;
+    let (sa, text) = sa::suffix_array_owned::<P>(text, cfg.sa, cfg.threads, log)?;
     report.sa_seconds += t.elapsed().as_secs_f64();
     let t = Instant::now();
     let parts = fm_from_sa(&text, sa.as_slice(), shift);

@@ -392,7 +392,7 @@ pub fn suffix_array_with<P: Pos>(
 /// data-parallel algorithms work from the 2-bit packed text, so the byte text
 /// (a byte per base) is dropped while they run and rebuilt from the packed
 /// one afterwards.
-pub fn build_owned<P: Pos>(
+pub fn suffix_array_owned<P: Pos>(
     text: Vec<u8>,
     algorithm: SaAlgorithm,
     threads: usize,
