@@ -11,6 +11,25 @@ use std::path::Path;
 
 use common::*;
 
+/// `n` random contigs `chr0`, `chr1`, ... of `len` bases each.
+fn random_contigs(rng: &mut Rng, n: usize, len: usize) -> Vec<RefSeq> {
+    (0..n)
+        .map(|c| RefSeq {
+            name: format!("chr{c}"),
+            seq: rng.bases(len),
+        })
+        .collect()
+}
+
+/// `seq` with the bases at `at` substituted (A to C, any other to A).
+fn substituted(seq: &[u8], at: &[usize]) -> Vec<u8> {
+    let mut c = seq.to_vec();
+    for &i in at {
+        c[i] = if c[i] == b'A' { b'C' } else { b'A' };
+    }
+    c
+}
+
 /// A reference of random contigs with a few diverged copies of one segment
 /// (so some reads have a second-best placement).
 fn reference(rng: &mut Rng) -> Vec<RefSeq> {
@@ -663,16 +682,10 @@ fn short_unique_reads_are_confident() {
 #[test]
 fn short_reads_found_and_placed_by_the_exhaustive_search() {
     let mut rng = Rng::new(77);
-    let mut refs: Vec<RefSeq> = (0..2)
-        .map(|c| RefSeq {
-            name: format!("chr{c}"),
-            seq: rng.bases(50_000),
-        })
-        .collect();
+    let mut refs = random_contigs(&mut rng, 2, 50_000);
     let copy = refs[0].seq[10_000..10_300].to_vec();
     refs[1].seq[30_000..30_300].copy_from_slice(&copy);
     let dir = indexed(&refs);
-    let flip = |b: u8| if b == b'A' { b'C' } else { b'A' };
     let mut unique = Vec::new();
     for k in 0..10 {
         for len in [30usize, 36] {
@@ -684,8 +697,7 @@ fn short_reads_found_and_placed_by_the_exhaustive_search() {
             });
         }
         let pos = 3_000 + k * 2_000;
-        let mut seq = refs[1].seq[pos..pos + 36].to_vec();
-        seq[17] = flip(seq[17]);
+        let seq = substituted(&refs[1].seq[pos..pos + 36], &[17]);
         unique.push(FqRead {
             name: format!("m_chr1_{}_36", pos + 1),
             qual: vec![b'I'; 36],
@@ -737,25 +749,12 @@ fn short_reads_found_and_placed_by_the_exhaustive_search() {
 #[test]
 fn short_reads_beyond_the_search_find_a_shadowed_copy() {
     let mut rng = Rng::new(4040);
-    let mut refs: Vec<RefSeq> = (0..2)
-        .map(|c| RefSeq {
-            name: format!("chr{c}"),
-            seq: rng.bases(50_000),
-        })
-        .collect();
-    let flip = |b: u8| if b == b'A' { b'C' } else { b'A' };
-    let with = |r: &[u8], at: [usize; 4]| {
-        let mut c = r.to_vec();
-        for i in at {
-            c[i] = flip(c[i]);
-        }
-        c
-    };
+    let mut refs = random_contigs(&mut rng, 2, 50_000);
     let mut reads = Vec::new();
     for k in 0..10 {
         let r = rng.bases(60);
-        let a = with(&r, [5, 10, 20, 32]);
-        let b = with(&r, [8, 15, 29, 55]);
+        let a = substituted(&r, &[5, 10, 20, 32]);
+        let b = substituted(&r, &[8, 15, 29, 55]);
         let b = if k % 2 == 1 { revcomp(&b) } else { b };
         let at = 5_000 + 4_000 * k;
         refs[0].seq[at..at + 60].copy_from_slice(&a);
@@ -792,26 +791,13 @@ fn short_reads_beyond_the_search_find_a_shadowed_copy() {
 #[test]
 fn short_reads_tied_at_an_imperfect_score_are_searched() {
     let mut rng = Rng::new(4141);
-    let mut refs: Vec<RefSeq> = (0..2)
-        .map(|c| RefSeq {
-            name: format!("chr{c}"),
-            seq: rng.bases(50_000),
-        })
-        .collect();
-    let flip = |b: u8| if b == b'A' { b'C' } else { b'A' };
-    let with = |r: &[u8], at: &[usize]| {
-        let mut c = r.to_vec();
-        for &i in at {
-            c[i] = flip(c[i]);
-        }
-        c
-    };
+    let mut refs = random_contigs(&mut rng, 2, 50_000);
     let mut reads = Vec::new();
     for k in 0..10 {
         let r = rng.bases(36);
-        let t = with(&r, &[17]);
+        let t = substituted(&r, &[17]);
         let t = if k % 2 == 1 { revcomp(&t) } else { t };
-        let d = with(&r, &[26, 30, 34]);
+        let d = substituted(&r, &[26, 30, 34]);
         let at = 5_000 + 4_000 * k;
         refs[0].seq[at..at + 36].copy_from_slice(&t);
         refs[1].seq[at..at + 36].copy_from_slice(&d);
@@ -844,15 +830,9 @@ fn short_reads_tied_at_an_imperfect_score_are_searched() {
 #[test]
 fn e2e_short_mapq_follows_the_differing_base_quality() {
     let mut rng = Rng::new(5);
-    let mut refs: Vec<RefSeq> = (0..2)
-        .map(|c| RefSeq {
-            name: format!("chr{c}"),
-            seq: rng.bases(30_000),
-        })
-        .collect();
+    let mut refs = random_contigs(&mut rng, 2, 30_000);
     let seg = refs[0].seq[10_000..10_036].to_vec();
-    let mut copy = seg.clone();
-    copy[18] = if copy[18] == b'A' { b'C' } else { b'A' };
+    let copy = substituted(&seg, &[18]);
     refs[1].seq[20_000..20_036].copy_from_slice(&copy);
     let dir = indexed(&refs);
     for (q, want) in [(10u8, 15u8), (20, 25), (30, 34)] {

@@ -482,6 +482,18 @@ fn batch<'a>(reads: impl IntoIterator<Item = ReadView<'a>>) -> PyResult<Batch> {
     Batch::from_reads(reads).map_err(PyValueError::new_err)
 }
 
+/// The batch of `fields` taken `width` at a time (as [`fields`] gives
+/// them), each read named by the first and its bases and qualities the
+/// two from `seq` on.
+fn batch_of(fields: &[Bound<'_, PyAny>], width: usize, seq: usize) -> PyResult<Batch> {
+    let views = fields
+        .chunks_exact(width)
+        .enumerate()
+        .map(|(i, r)| view(&r[0], &r[seq], &r[seq + 1], i + 1))
+        .collect::<PyResult<Vec<_>>>()?;
+    batch(views)
+}
+
 /// Maps reads against one index with one set of options, as `fmalign map`
 /// does. `index` is an index file or the FASTA it was built from (with
 /// `fmalign index` or `build_index`); aligners of one index in one process
@@ -754,12 +766,7 @@ impl Aligner {
         reads: &Bound<'_, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
         let f = fields(reads, 3, "(name, seq, qual)")?;
-        let views = f
-            .chunks_exact(3)
-            .enumerate()
-            .map(|(i, r)| view(&r[0], &r[1], &r[2], i + 1))
-            .collect::<PyResult<Vec<_>>>()?;
-        self.run_batch(py, batch(views)?, None)
+        self.run_batch(py, batch_of(&f, 3, 1)?, None)
     }
 
     /// Maps many pairs as `fmalign map R1 R2` does: `pairs` is an iterable
@@ -774,17 +781,7 @@ impl Aligner {
         pairs: &Bound<'_, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
         let f = fields(pairs, 5, "(name, seq1, qual1, seq2, qual2)")?;
-        let ones = f
-            .chunks_exact(5)
-            .enumerate()
-            .map(|(i, p)| view(&p[0], &p[1], &p[2], i + 1))
-            .collect::<PyResult<Vec<_>>>()?;
-        let twos = f
-            .chunks_exact(5)
-            .enumerate()
-            .map(|(i, p)| view(&p[0], &p[3], &p[4], i + 1))
-            .collect::<PyResult<Vec<_>>>()?;
-        self.run_batch(py, batch(ones)?, Some(batch(twos)?))
+        self.run_batch(py, batch_of(&f, 5, 1)?, Some(batch_of(&f, 5, 3)?))
     }
 
     fn __repr__(&self) -> String {

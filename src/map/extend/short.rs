@@ -58,23 +58,25 @@ pub(in crate::map) fn wide_anchors(
         }
     }
     let mut seeds: Vec<[Vec<Seed>; 2]> = vec![[Vec::new(), Vec::new()]; which.len()];
-    let as_seed = |(qpos, len, rows): (u32, u32, Interval)| Seed {
-        qpos,
-        len,
-        rows,
-        at: None,
-    };
-    for (found, &(w, s)) in seed::smems_many(&bi, &jobs, SEED_LANES)
-        .into_iter()
-        .zip(&job_of)
-    {
-        seeds[w][s].extend(
-            found
+    // The matches of `min` bases or more each job finds, added to its
+    // read's strand.
+    let add =
+        |seeds: &mut Vec<[Vec<Seed>; 2]>, jobs: &[seed::SmemJob<'_>], job_of: &[(usize, usize)]| {
+            for (found, &(w, s)) in seed::smems_many(&bi, jobs, SEED_LANES)
                 .into_iter()
-                .filter(|f| f.1 as usize >= min)
-                .map(as_seed),
-        );
-    }
+                .zip(job_of)
+            {
+                seeds[w][s].extend(found.into_iter().filter(|f| f.1 as usize >= min).map(
+                    |(qpos, len, rows): (u32, u32, Interval)| Seed {
+                        qpos,
+                        len,
+                        rows,
+                        at: None,
+                    },
+                ));
+            }
+        };
+    add(&mut seeds, &jobs, &job_of);
     // bwa mem's re-seeding: the longest matches through the middle of a
     // long rare one that occur more often.
     jobs.clear();
@@ -94,17 +96,7 @@ pub(in crate::map) fn wide_anchors(
             }
         }
     }
-    for (found, &(w, s)) in seed::smems_many(&bi, &jobs, SEED_LANES)
-        .into_iter()
-        .zip(&job_of)
-    {
-        seeds[w][s].extend(
-            found
-                .into_iter()
-                .filter(|f| f.1 as usize >= min)
-                .map(as_seed),
-        );
-    }
+    add(&mut seeds, &jobs, &job_of);
     // The rows to locate: a match that holds a seed of the first pass and
     // occurs as often occurs where it does, located already.
     let mut wanted: Vec<Vec<(usize, Seed, u64)>> = Vec::with_capacity(which.len());
