@@ -62,7 +62,8 @@ const LOCATE_LANES: usize = 32;
 /// the exhaustive search ([`exhaustive_k`]), and for those whose best
 /// alignment then has more errors than it covered every maximal exact
 /// match ([`wide_anchors`]), each adding the loci it finds. `paired`: the
-/// reads are mates of pairs (fewer rows located: see [`seed_rows`]).
+/// reads are mates of pairs, each to be reported by its best alignment
+/// (fewer rows located: see [`seed_rows`]).
 pub(super) fn align_reads(
     index: &Index,
     fm: &FmIndex<'_>,
@@ -315,13 +316,14 @@ struct Locus {
 /// with its strand and seed ([`seed_anchors`] turns them into anchors),
 /// and once (row 0, not to locate) each seed whose position is known.
 /// Seeds of more than [`seed::MAX_OCC`] rows are not located; for a mate
-/// of a pair (`paired`) of at least [`SHORT_READ`] bases with a seed of at
-/// most [`PAIRED_MAX_OCC`] rows, none of more than that. Those rows were
-/// most of the rows located (83% of them for the 5% of 150 bp mates with
-/// more than 30) and mostly anchored chains below the floor; a copy that
-/// only such seeds find is one the mate's rescue next to the other mate
-/// still finds. On single reads the same cap placed reads wrongly at
-/// MAPQ ≥ 20 (docs/BENCHMARKS.md, 2026-11-28 (fifteenth)).
+/// of a pair reported by its best alignment (`paired`) of at least
+/// [`SHORT_READ`] bases with a seed of at most [`PAIRED_MAX_OCC`] rows,
+/// none of more than that (with `-k`/`-a` every copy is wanted). Those
+/// rows were most of the rows located (83% of them for the 5% of 150 bp
+/// mates with more than 30) and mostly anchored chains below the floor; a
+/// copy that only such seeds find is one the mate's rescue next to the
+/// other mate still finds. On single reads the same cap placed reads
+/// wrongly at MAPQ ≥ 20 (docs/BENCHMARKS.md, 2026-11-28 (fifteenth)).
 fn seed_rows(
     fm: &FmIndex<'_>,
     [fwd, rc]: [&Vec<u8>; 2],
