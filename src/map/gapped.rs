@@ -37,9 +37,12 @@ impl Found for (Vec<Aligned>, Option<Exhaustive>) {
 impl MapMode for Gapped<'_> {
     type Found = (Vec<Aligned>, Option<Exhaustive>);
 
-    fn find(&self, reads: &[ReadView<'_>], _: &[Range<usize>]) -> (Vec<Self::Found>, u64) {
+    fn find(&self, reads: &[ReadView<'_>], at: &[Range<usize>]) -> (Vec<Self::Found>, u64) {
         let fm = self.index.fm();
-        (align_reads(self.index, &fm, self.mode, reads), 0)
+        // Mates of pairs, each reported by its best alignment: fewer rows
+        // of repeated seeds located (`-k`/`-a` want the other copies).
+        let few_rows = at.len() > 1 && self.cfg.report == Report::Best;
+        (align_reads(self.index, &fm, self.mode, reads, few_rows), 0)
     }
 
     fn unique_fragment(

@@ -41,6 +41,11 @@ const CHAIN_DROP: f64 = 0.3;
 /// Rows located for a read whose seeds are all repeats.
 const REPEAT_SAMPLE: u64 = 10;
 
+/// A mate of a pair (at least [`SHORT_READ`] bases) that has a seed of at
+/// most this many rows (on either strand) does not locate its seeds of
+/// more rows (see [`seed_rows`]).
+const PAIRED_MAX_OCC: u64 = 50;
+
 /// Reference codes (0..=3, 4 in holes) of `contig` over `start..end`.
 pub(super) fn ref_window(index: &Index, contig: u32, start: u64, end: u64) -> Vec<u8> {
     index.codes(contig, start, end)
@@ -56,12 +61,15 @@ const LOCATE_LANES: usize = 32;
 /// the seeds of all of them searched in lockstep first; for short reads
 /// the exhaustive search ([`exhaustive_k`]), and for those whose best
 /// alignment then has more errors than it covered every maximal exact
-/// match ([`wide_anchors`]), each adding the loci it finds.
+/// match ([`wide_anchors`]), each adding the loci it finds. `paired`: the
+/// reads are mates of pairs, each to be reported by its best alignment
+/// (fewer rows located: see [`seed_rows`]).
 pub(super) fn align_reads(
     index: &Index,
     fm: &FmIndex<'_>,
     mode: Mode,
     reads: &[ReadView<'_>],
+    paired: bool,
 ) -> Vec<(Vec<Aligned>, Option<Exhaustive>)> {
     let codes: Vec<[Vec<u8>; 2]> = reads
         .iter()
@@ -92,7 +100,7 @@ pub(super) fn align_reads(
                 found.next().expect("two per read"),
                 found.next().expect("two per read"),
             ];
-            seed_rows(fm, [&c[0], &c[1]], s)
+            seed_rows(fm, [&c[0], &c[1]], s, paired)
         })
         .collect();
     let rows: Vec<u64> = wanted
@@ -307,10 +315,20 @@ struct Locus {
 /// maximal match when the greedy cover found no seed, re-seeded; each row
 /// with its strand and seed ([`seed_anchors`] turns them into anchors),
 /// and once (row 0, not to locate) each seed whose position is known.
+/// Seeds of more than [`seed::MAX_OCC`] rows are not located; for a mate
+/// of a pair reported by its best alignment (`paired`) of at least
+/// [`SHORT_READ`] bases with a seed of at most [`PAIRED_MAX_OCC`] rows,
+/// none of more than that (with `-k`/`-a` every copy is wanted). Those
+/// rows were most of the rows located (83% of them for the 5% of 150 bp
+/// mates with more than 30) and mostly anchored chains below the floor; a
+/// copy that only such seeds find is one the mate's rescue next to the
+/// other mate still finds. On single reads the same cap placed reads
+/// wrongly at MAPQ ≥ 20 (docs/BENCHMARKS.md, 2026-11-28 (fifteenth)).
 fn seed_rows(
     fm: &FmIndex<'_>,
     [fwd, rc]: [&Vec<u8>; 2],
     mut seeds: [Vec<Seed>; 2],
+    paired: bool,
 ) -> Vec<(usize, Seed, u64)> {
     let strands = [fwd, rc];
     if seeds.iter().all(Vec::is_empty) {
@@ -321,6 +339,19 @@ fn seed_rows(
     }
     reseed(fm, [fwd, rc], &mut seeds);
     let seeds = &seeds;
+    // A mate with a seed of few rows: its seeds of many rows are not
+    // located (see `PAIRED_MAX_OCC`).
+    let cap = if paired
+        && fwd.len() >= SHORT_READ
+        && seeds
+            .iter()
+            .flatten()
+            .any(|x| x.at.is_some() || x.rows.len() <= PAIRED_MAX_OCC)
+    {
+        PAIRED_MAX_OCC
+    } else {
+        seed::MAX_OCC
+    };
     let rare = seeds
         .iter()
         .flatten()
@@ -336,7 +367,7 @@ fn seed_rows(
         for x in v {
             if x.at.is_some() {
                 wanted.push((s, *x, 0));
-            } else if x.rows.len() <= seed::MAX_OCC {
+            } else if x.rows.len() <= cap {
                 wanted.extend((x.rows.lo..x.rows.hi).map(|r| (s, *x, r)));
             }
         }
