@@ -13,7 +13,7 @@ use crate::sam::Aligned;
 use crate::seed;
 
 use super::config::PairConfig;
-use super::extend::{Exhaustive, Place, Quals, aligned, dedup, ref_window};
+use super::extend::{Exhaustive, Place, Quals, SHORT_READ, aligned, dedup, ref_window};
 use super::select::{MAPQ_MAX, pair_mapq, primary_of, single_mapq};
 
 /// What an unpaired placement of the mates costs against a proper pair, in
@@ -136,7 +136,7 @@ pub(super) fn fragment_of(
 }
 
 /// Mate rescue: for each of the best alignments of `have`, aligns `seq` in
-/// the insert window around it (both sides, the strand the orientation
+/// the insert window beside it (the side and strand the orientation
 /// wants) unless `other` already has an alignment there; new alignments are
 /// added to `other`.
 #[allow(clippy::too_many_arguments)]
@@ -172,8 +172,23 @@ pub(super) fn rescue(
         };
         let contig_len = index.layout.contigs[a.contig as usize].len;
         let span = w.max.min(RESCUE_SPAN);
-        let start = a.pos.saturating_sub(span);
-        let end = (a.end() + span).min(contig_len);
+        // A short mate only on the side where it makes a proper pair with
+        // `a`, as far as the longest fragment reaches (plus the mate's
+        // length on the near side, where it may overlap `a`): a copy of it
+        // on the other side, or past the window, would be found as well as
+        // the true one and pair with nothing. (Longer mates keep both
+        // sides: their output is as before.)
+        let pad = read.seq.len() as u64 + RESCUE_PAD;
+        let (start, end) = if read.seq.len() >= SHORT_READ {
+            (a.pos.saturating_sub(span), (a.end() + span).min(contig_len))
+        } else if mate_downstream(o, a.rev, first_is_have) {
+            (a.pos.saturating_sub(pad), (a.pos + span).min(contig_len))
+        } else {
+            (
+                a.end().saturating_sub(span),
+                (a.end() + pad).min(contig_len),
+            )
+        };
         if start >= end {
             continue;
         }
@@ -194,13 +209,101 @@ pub(super) fn rescue(
         let x = rescue_extend(codes, pens, &window, mode, min)
             .and_then(|e| aligned(codes, &window, at, mode, &quals, min, e));
         if let Some(x) = x {
+            // A short mate's tandem copy in the same window would be
+            // found as well as the true one: it is an alternative (the
+            // pair's MAPQ, XS).
+            let second = (codes.len() < SHORT_READ)
+                .then(|| second_copy(codes, &window, at, &x, mode, &quals))
+                .flatten();
             other.push(x);
+            other.extend(second);
             added = true;
         }
     }
     if added {
         dedup(other);
     }
+}
+
+/// Reference bases beyond the mate's length that a rescue window reaches
+/// past the anchor on its near side (a mate may overlap its anchor, with
+/// deletions).
+const RESCUE_PAD: u64 = 32;
+
+/// Whether the mate of an alignment on strand `rev` (of mate 1:
+/// `first`) lies downstream of it in a proper pair of orientation `o`
+/// (see [`crate::pair::fragment`]): `--fr`, the forward mate's; `--rf`, the
+/// reverse mate's; `--ff`, mate 1's when forward, mate 2's when reverse.
+fn mate_downstream(o: Orientation, rev: bool, first: bool) -> bool {
+    match o {
+        Orientation::Fr => !rev,
+        Orientation::Rf => rev,
+        Orientation::Ff => rev != first,
+    }
+}
+
+/// How much worse than the rescued mate, in mismatches, a second copy of
+/// it in the same window is still kept ([`second_copy`]).
+const SECOND_WITHIN_MISMATCHES: i32 = 2;
+
+/// Diagonals [`second_copy`] aligns at most.
+const SECOND_TRIES: usize = 8;
+
+/// The best other copy of a short mate in its rescue window, beside the
+/// alignment `x` found there: on the diagonals where one of the read's
+/// four quarters occurs exactly (every copy with at most three
+/// mismatches has one) and the copy does not overlap `x`, each aligned
+/// in a band around its diagonal; one scoring at least
+/// [`SECOND_WITHIN_MISMATCHES`] below `x`, if any. Copies with more
+/// mismatches, or whose quarters all hold an indel, are not seen.
+fn second_copy(
+    codes: &[u8],
+    window: &[u8],
+    at: Place,
+    x: &Aligned,
+    mode: Mode,
+    quals: &Quals,
+) -> Option<Aligned> {
+    let m = codes.len();
+    let k = m / 4;
+    if k < 8 {
+        return None;
+    }
+    let sc = Scoring::of(mode);
+    let min =
+        (x.score - SECOND_WITHIN_MISMATCHES * (sc.matched + sc.mismatch)).max(rescue_min(mode, m));
+    let (x_from, x_to) = ((x.pos - at.start) as usize, (x.end() - at.start) as usize);
+    let band = 8;
+    let mut tried: Vec<usize> = Vec::with_capacity(SECOND_TRIES);
+    let mut best: Option<Aligned> = None;
+    for q in (0..4).map(|i| i * k) {
+        for p in memchr::memmem::find_iter(window, &codes[q..q + k]) {
+            let Some(off) = p.checked_sub(q) else {
+                continue;
+            };
+            if off < x_to && off + m > x_from || tried.contains(&off) {
+                continue;
+            }
+            if tried.len() == SECOND_TRIES {
+                return best;
+            }
+            tried.push(off);
+            let lo = off.saturating_sub(band);
+            let hi = (off + m + band).min(window.len());
+            let sub = &window[lo..hi];
+            let place = Place {
+                start: at.start + lo as u64,
+                ..at
+            };
+            let y = align::extend(codes, sub, mode)
+                .and_then(|e| aligned(codes, sub, place, mode, quals, min, e))
+                .filter(|y| y.end() <= x.pos || y.pos >= x.end());
+            if let Some(y) = y.filter(|y| best.as_ref().is_none_or(|b| y.score > b.score)) {
+                best = Some(y);
+            }
+        }
+    }
+    best
 }
 
 /// The length of the read's probes that find the diagonals
@@ -349,13 +452,18 @@ pub(super) fn choose_pair(
         Some((score, i, j)) => {
             // The next placement of the pair: another proper pair, or the
             // mates apart.
-            let next = pairs
-                .iter()
-                .filter(|p| (p.1, p.2) != (i, j))
-                .map(|p| p.0)
-                .chain(unpaired.filter(|&u| u < score || a1.len() + a2.len() > 2))
-                .max();
-            let qp = i32::from(pair_mapq(mode, score, next));
+            let others = || {
+                pairs
+                    .iter()
+                    .filter(move |p| (p.1, p.2) != (i, j))
+                    .map(|p| p.0)
+                    .chain(unpaired.filter(|&u| u < score || a1.len() + a2.len() > 2))
+            };
+            let next = others().max();
+            // (The count of placements as good as the next one is for
+            // pairs with a short mate: longer pairs keep their MAPQ.)
+            let short = l1.min(l2) < SHORT_READ;
+            let qp = i32::from(pair_mapq(mode, score, next, others().filter(|_| short)));
             let s1 = i32::from(single_mapq(mode, l1, a1, i, e1));
             let s2 = i32::from(single_mapq(mode, l2, a2, j, e2));
             let q = |s: i32| s.max(qp.min(s + 40)).clamp(0, i32::from(MAPQ_MAX)) as u8;

@@ -15,10 +15,11 @@ mod short;
 
 pub(super) use place::{Place, Quals, aligned, dedup, extend_at, read_span};
 use place::{ref_at, skip_before};
+pub(super) use short::SHORT_READ;
 pub(super) use short::{
     Exhaustive, Located, aligned_phred, best_errors, exhaustive_k, mismatch_phred, near,
 };
-use short::{QUAL_ABSENT, SHORT_MIN, SHORT_READ, Whole, exhaustive_search, located, wide_anchors};
+use short::{QUAL_ABSENT, SHORT_MIN, Whole, exhaustive_search, located, wide_anchors};
 
 /// Reference bases added on each side of a chain's diagonal: the longest
 /// net indel an alignment can have.
