@@ -919,6 +919,76 @@ fn short_fragments_with_adapters_pair() {
     }
 }
 
+/// Short pairs whose mates each score under `--local`'s minimum of 30
+/// alone: 36 bases with 2 mismatches (AS 26) each, in a random genome.
+/// Both mates were unmapped; now a short mate with no alignment of its
+/// own is searched for its placements with up to 2 mismatches, which count
+/// when the mates make a proper pair (as bwa mem pairs alignments under
+/// its `-T`: 36-base chr20 pairs with 2% errors, 1,128 more records right
+/// at MAPQ >= 20, docs/BENCHMARKS.md, 2026-11-28 (fifteenth)). A mate
+/// alone stays unmapped, and a lone read too.
+#[test]
+fn short_mates_under_the_minimum_pair() {
+    let mut rng = Rng::new(99);
+    let refs: Vec<RefSeq> = vec![RefSeq {
+        name: "chr0".to_string(),
+        seq: rng.bases(60_000),
+    }];
+    let flip = |b: u8| if b == b'A' { b'C' } else { b'A' };
+    let mut pairs = Pairs::default();
+    for k in 0..10 {
+        let at = 5_000 + 5_000 * k;
+        let mut one = refs[0].seq[at..at + 36].to_vec();
+        let mut two = refs[0].seq[at + 364..at + 400].to_vec();
+        for i in [10, 25] {
+            one[i] = flip(one[i]);
+            two[i] = flip(two[i]);
+        }
+        pairs.push(&format!("p{k}_{}", at + 1), one, revcomp(&two));
+    }
+    // Mate 1 alike with a mate 2 from nowhere: it stays unmapped.
+    let mut lone = Vec::new();
+    for k in 0..5 {
+        let at = 7_500 + 5_000 * k;
+        let mut one = refs[0].seq[at..at + 36].to_vec();
+        for i in [10, 25] {
+            one[i] = flip(one[i]);
+        }
+        lone.push(one.clone());
+        pairs.push(&format!("x{k}_{}", at + 1), one, rng.bases(36));
+    }
+    let dir = indexed(&refs);
+    let (_, recs) = parse_sam(&map_pairs(
+        dir.path(),
+        &pairs,
+        &["--local", "-I", "200", "-X", "600"],
+    ));
+    let primary: Vec<&SamRec> = recs.iter().filter(|r| r.flag & 0x900 == 0).collect();
+    assert_eq!(primary.len(), 30);
+    for r in primary {
+        if r.qname.starts_with('x') {
+            assert!(r.flag & 0x4 != 0, "{r:?}");
+            continue;
+        }
+        let at: u64 = r.qname.split('_').nth(1).unwrap().parse().unwrap();
+        assert!(r.flag & 0x2 != 0, "{r:?}");
+        let want = if r.flag & 0x40 != 0 { at } else { at + 364 };
+        assert_eq!(r.pos, want, "{r:?}");
+        assert!(r.mapq >= 20, "{r:?}");
+    }
+    let reads: Vec<FqRead> = lone
+        .into_iter()
+        .enumerate()
+        .map(|(k, seq)| FqRead {
+            name: format!("s{k}"),
+            qual: vec![b'I'; seq.len()],
+            seq,
+        })
+        .collect();
+    let (_, recs) = parse_sam(&map(dir.path(), &reads, &["--local"]));
+    assert!(recs.iter().all(|r| r.flag & 0x4 != 0), "{recs:?}");
+}
+
 /// A short mate found only by rescue, in a window that holds its segment
 /// twice: mate 1 (36 bases) is unique; mate 2 (36 bases, 3 substitutions
 /// spread so that it has no 19-base seed and no placement with 2

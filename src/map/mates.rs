@@ -252,8 +252,9 @@ const SECOND_TRIES: usize = 8;
 /// The best other copy of a short mate in its rescue window, beside the
 /// alignment `x` found there: on the diagonals where one of the read's
 /// four quarters occurs exactly (every copy with at most three
-/// mismatches has one) and the copy does not overlap `x`, each aligned
-/// in a band around its diagonal; one scoring at least
+/// mismatches has one) more than a few bases off `x`'s (a tandem repeat's
+/// unit may be shorter than the read), each aligned in a band around its
+/// diagonal; one scoring at least
 /// [`SECOND_WITHIN_MISMATCHES`] below `x`, if any. Copies with more
 /// mismatches, or whose quarters all hold an indel, are not seen.
 fn second_copy(
@@ -272,7 +273,7 @@ fn second_copy(
     let sc = Scoring::of(mode);
     let min =
         (x.score - SECOND_WITHIN_MISMATCHES * (sc.matched + sc.mismatch)).max(rescue_min(mode, m));
-    let (x_from, x_to) = ((x.pos - at.start) as usize, (x.end() - at.start) as usize);
+    let x_from = (x.pos - at.start) as usize;
     let band = 8;
     let mut tried: Vec<usize> = Vec::with_capacity(SECOND_TRIES);
     let mut best: Option<Aligned> = None;
@@ -281,7 +282,7 @@ fn second_copy(
             let Some(off) = p.checked_sub(q) else {
                 continue;
             };
-            if off < x_to && off + m > x_from || tried.contains(&off) {
+            if off.abs_diff(x_from) <= band || tried.contains(&off) {
                 continue;
             }
             if tried.len() == SECOND_TRIES {
@@ -297,7 +298,7 @@ fn second_copy(
             };
             let y = align::extend(codes, sub, mode)
                 .and_then(|e| aligned(codes, sub, place, mode, quals, min, e))
-                .filter(|y| y.end() <= x.pos || y.pos >= x.end());
+                .filter(|y| y.pos.abs_diff(x.pos) > band as u64);
             if let Some(y) = y.filter(|y| best.as_ref().is_none_or(|b| y.score > b.score)) {
                 best = Some(y);
             }
@@ -388,6 +389,56 @@ fn rescue_min(mode: Mode, len: usize) -> i32 {
         Mode::Local => min.min(seed::MIN_SEED as i32 * Scoring::of(mode).matched),
         Mode::EndToEnd => min,
     }
+}
+
+/// Mismatches a short mate's placements are searched with when it has
+/// no alignment of its own ([`pair_weak`]).
+const WEAK_K: u8 = 2;
+
+/// A pair with a short mate that has no alignment of its own in
+/// `--local` (a 36-base read with 2 mismatches scores 26, under the
+/// minimum of 30 a read needs alone): that mate's placements with up to
+/// [`WEAK_K`] mismatches scoring at least rescue's least
+/// ([`rescue_min`]: a seed's worth), and rescue from them, count if the
+/// mates then make a proper pair, as bwa mem pairs its mates'
+/// alignments under its `-T`. `a1`, `a2` are the mates' alignments after
+/// rescue; `Some` (the new lists) when a proper pair is found.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn pair_weak(
+    index: &Index,
+    mode: Mode,
+    [a1, a2]: [&[Aligned]; 2],
+    [r1, r2]: [&ReadView<'_>; 2],
+    o: Orientation,
+    w: Window,
+) -> Option<[Vec<Aligned>; 2]> {
+    if mode != Mode::Local {
+        return None;
+    }
+    let weak = |a: &[Aligned], r: &ReadView<'_>| -> Vec<Aligned> {
+        let m = r.seq.len();
+        if !a.is_empty() || !(PROBE..SHORT_READ).contains(&m) {
+            return Vec::new();
+        }
+        super::extend::placements(index, mode, r, WEAK_K, rescue_min(mode, m))
+    };
+    let (w1, w2) = (weak(a1, r1), weak(a2, r2));
+    if w1.is_empty() && w2.is_empty() {
+        return None;
+    }
+    let mut b1 = if w1.is_empty() { a1.to_vec() } else { w1 };
+    let mut b2 = if w2.is_empty() { a2.to_vec() } else { w2 };
+    if a1.is_empty() && !b1.is_empty() {
+        rescue(index, mode, &b1, &mut b2, r2, o, w, true);
+    }
+    if a2.is_empty() && !b2.is_empty() {
+        rescue(index, mode, &b2, &mut b1, r1, o, w, false);
+    }
+    let proper = b1
+        .iter()
+        .take(PAIR_TOP)
+        .any(|x| b2.iter().take(PAIR_TOP).any(|y| w.fits(fragment(x, y, o))));
+    proper.then_some([b1, b2])
 }
 
 pub(super) fn unique_fragment(a1: &[Aligned], a2: &[Aligned], o: Orientation) -> Option<u64> {
