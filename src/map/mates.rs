@@ -514,7 +514,23 @@ pub(super) fn choose_pair(
             // (The count of placements as good as the next one is for
             // pairs with a short mate: longer pairs keep their MAPQ.)
             let short = l1.min(l2) < SHORT_READ;
-            let qp = i32::from(pair_mapq(mode, score, next, others().filter(|_| short)));
+            // A mate with more alignments as good as its own in this pair
+            // than rescue tried as anchors, where the pair has another
+            // proper placement too (its mate's segment is repeated with
+            // it): each untried one stands for a pair like the next.
+            let untried = |a: &[Aligned], k: usize| {
+                let t = a.iter().filter(|x| x.score >= a[k].score).count();
+                t.saturating_sub(RESCUE_FROM)
+            };
+            let unseen = if short && pairs.len() > 1 {
+                untried(a1, i) + untried(a2, j)
+            } else {
+                0
+            };
+            let alternatives = others()
+                .filter(|_| short)
+                .chain(next.into_iter().cycle().take(unseen));
+            let qp = i32::from(pair_mapq(mode, score, next, alternatives));
             let s1 = i32::from(single_mapq(mode, l1, a1, i, e1));
             let s2 = i32::from(single_mapq(mode, l2, a2, j, e2));
             let q = |s: i32| s.max(qp.min(s + 40)).clamp(0, i32::from(MAPQ_MAX)) as u8;
@@ -570,6 +586,53 @@ mod tests {
             _ => {}
         }
         r
+    }
+
+    fn at(pos: u64, rev: bool, len: u32, score: i32) -> Aligned {
+        Aligned {
+            contig: 0,
+            pos,
+            rev,
+            score,
+            cigar: vec![(align::Op::Match, len)],
+            nm: 0,
+            md: Vec::new(),
+        }
+    }
+
+    /// A short pair's MAPQ: the pair's margin over the next one (30 per
+    /// mismatch's worth), less `10 log10` of the placements as good as the
+    /// next, where each alignment of a mate as good as its own beyond the
+    /// anchors rescue tried ([`RESCUE_FROM`]) counts as one when the pair
+    /// has another proper placement; pairs of longer mates as before.
+    #[test]
+    fn short_pairs_count_the_copies_rescue_did_not_try() {
+        let w = Window { min: 0, max: 700 };
+        let fr = Orientation::Fr;
+        let mapq = |copies: u64, len: u32| {
+            // Mate 1 in `copies` places 10 kb apart; mate 2 beside the
+            // first (1 mismatch) and the second (2 mismatches).
+            let full = len as i32;
+            let a1: Vec<Aligned> = (0..copies)
+                .map(|k| at(1_000 + 10_000 * k, false, len, full))
+                .collect();
+            let a2 = vec![
+                at(1_300, true, len, full - 5),
+                at(11_300, true, len, full - 10),
+            ];
+            let l = len as usize;
+            let c = choose_pair(Mode::Local, [&a1, &a2], (l, l), [None, None], (fr, w), 0);
+            assert!(c.proper);
+            assert_eq!(c.primary, [Some(0), Some(0)]);
+            c.mapq
+        };
+        // The next pair 5 points (a mismatch) below: 30.
+        assert_eq!(mapq(2, 36), [30, 30]);
+        assert_eq!(mapq(10, 36), [30, 30]);
+        // Five copies of mate 1 not tried: 30 - 10 log10 6.
+        assert_eq!(mapq(15, 36), [22, 22]);
+        // 150-base mates keep the pair's margin alone.
+        assert_eq!(mapq(15, 150), [30, 30]);
     }
 
     /// The rescue shortcut and the bounds against their oracle,
