@@ -995,7 +995,7 @@ fn short_mates_under_the_minimum_pair() {
 /// mismatches) lies in a tandem duplicate 150 bases long, both copies
 /// inside the insert window. Rescue aligned the first copy it met and mate
 /// 2 kept MAPQ 60 as if it were alone; now the window is searched for a
-/// second copy of a short mate (`mates::second_copy`), the copies tie and
+/// second copy of a short mate (`mates::other_copies`), the copies tie and
 /// mate 2 gets MAPQ 0, as in bwa mem (36-base chr20 pairs, docs/BENCHMARKS.md,
 /// 2026-11-28 (fifteenth)).
 #[test]

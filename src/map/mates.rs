@@ -229,11 +229,13 @@ pub(super) fn rescue(
             // A short mate's tandem copy in the same window would be
             // found as well as the true one: it is an alternative (the
             // pair's MAPQ, XS).
-            let second = (codes.len() < SHORT_READ)
-                .then(|| second_copy(codes, &window, at, &x, mode, &quals))
-                .flatten();
+            let copies = if codes.len() < SHORT_READ {
+                other_copies(codes, &window, at, &x, mode, &quals)
+            } else {
+                Vec::new()
+            };
             other.push(x);
-            other.extend(second);
+            other.extend(copies);
             added = true;
         }
     }
@@ -260,32 +262,33 @@ fn mate_downstream(o: Orientation, rev: bool, first: bool) -> bool {
 }
 
 /// How much worse than the rescued mate, in mismatches, a second copy of
-/// it in the same window is still kept ([`second_copy`]).
+/// it in the same window is still kept ([`other_copies`]).
 const SECOND_WITHIN_MISMATCHES: i32 = 2;
 
-/// Diagonals [`second_copy`] aligns at most.
+/// Diagonals [`other_copies`] aligns at most.
 const SECOND_TRIES: usize = 8;
 
-/// The best other copy of a short mate in its rescue window, beside the
+/// The other copies of a short mate in its rescue window, beside the
 /// alignment `x` found there: on the diagonals where one of the read's
 /// four quarters occurs exactly (every copy with at most three
 /// mismatches has one) more than a few bases off `x`'s (a tandem repeat's
 /// unit may be shorter than the read), each aligned in a band around its
-/// diagonal; one scoring at least
-/// [`SECOND_WITHIN_MISMATCHES`] below `x`, if any. Copies with more
-/// mismatches, or whose quarters all hold an indel, are not seen.
-fn second_copy(
+/// diagonal; those scoring at least [`SECOND_WITHIN_MISMATCHES`] below
+/// `x` (all of them: the best may lie where the pair is not proper, a
+/// tie where it is). Copies with more mismatches, or whose quarters all
+/// hold an indel, are not seen.
+fn other_copies(
     codes: &[u8],
     window: &[u8],
     at: Place,
     x: &Aligned,
     mode: Mode,
     quals: &Quals,
-) -> Option<Aligned> {
+) -> Vec<Aligned> {
     let m = codes.len();
     let k = m / 4;
     if k < 8 {
-        return None;
+        return Vec::new();
     }
     let sc = Scoring::of(mode);
     let min =
@@ -293,7 +296,7 @@ fn second_copy(
     let x_from = (x.pos - at.start) as usize;
     let band = 8;
     let mut tried: Vec<usize> = Vec::with_capacity(SECOND_TRIES);
-    let mut best: Option<Aligned> = None;
+    let mut found: Vec<Aligned> = Vec::new();
     for q in (0..4).map(|i| i * k) {
         for p in memchr::memmem::find_iter(window, &codes[q..q + k]) {
             let Some(off) = p.checked_sub(q) else {
@@ -303,7 +306,7 @@ fn second_copy(
                 continue;
             }
             if tried.len() == SECOND_TRIES {
-                return best;
+                return found;
             }
             tried.push(off);
             let lo = off.saturating_sub(band);
@@ -316,12 +319,10 @@ fn second_copy(
             let y = align::extend(codes, sub, mode)
                 .and_then(|e| aligned(codes, sub, place, mode, quals, min, e))
                 .filter(|y| y.pos.abs_diff(x.pos) > band as u64);
-            if let Some(y) = y.filter(|y| best.as_ref().is_none_or(|b| y.score > b.score)) {
-                best = Some(y);
-            }
+            found.extend(y);
         }
     }
-    best
+    found
 }
 
 /// The length of the read's probes that find the diagonals
