@@ -919,6 +919,177 @@ fn short_fragments_with_adapters_pair() {
     }
 }
 
+/// Short pairs whose mates each score under `--local`'s minimum of 30
+/// alone: 36 bases with 2 mismatches (AS 26) each, in a random genome.
+/// Both mates were unmapped; now a short mate with no alignment of its
+/// own is searched for its placements with up to 2 mismatches, which count
+/// when the mates make a proper pair (as bwa mem pairs alignments under
+/// its `-T`: 36-base chr20 pairs with 2% errors, 1,128 more records right
+/// at MAPQ >= 20, docs/BENCHMARKS.md, 2026-11-28 (fifteenth)). A mate
+/// alone stays unmapped, and a lone read too.
+#[test]
+fn short_mates_under_the_minimum_pair() {
+    let mut rng = Rng::new(99);
+    let refs: Vec<RefSeq> = vec![RefSeq {
+        name: "chr0".to_string(),
+        seq: rng.bases(60_000),
+    }];
+    let flip = |b: u8| if b == b'A' { b'C' } else { b'A' };
+    let mut pairs = Pairs::default();
+    for k in 0..10 {
+        let at = 5_000 + 5_000 * k;
+        let mut one = refs[0].seq[at..at + 36].to_vec();
+        let mut two = refs[0].seq[at + 364..at + 400].to_vec();
+        for i in [10, 25] {
+            one[i] = flip(one[i]);
+            two[i] = flip(two[i]);
+        }
+        pairs.push(&format!("p{k}_{}", at + 1), one, revcomp(&two));
+    }
+    // Mate 1 alike with a mate 2 from nowhere: it stays unmapped.
+    let mut lone = Vec::new();
+    for k in 0..5 {
+        let at = 7_500 + 5_000 * k;
+        let mut one = refs[0].seq[at..at + 36].to_vec();
+        for i in [10, 25] {
+            one[i] = flip(one[i]);
+        }
+        lone.push(one.clone());
+        pairs.push(&format!("x{k}_{}", at + 1), one, rng.bases(36));
+    }
+    let dir = indexed(&refs);
+    let (_, recs) = parse_sam(&map_pairs(
+        dir.path(),
+        &pairs,
+        &["--local", "-I", "200", "-X", "600"],
+    ));
+    let primary: Vec<&SamRec> = recs.iter().filter(|r| r.flag & 0x900 == 0).collect();
+    assert_eq!(primary.len(), 30);
+    for r in primary {
+        if r.qname.starts_with('x') {
+            assert!(r.flag & 0x4 != 0, "{r:?}");
+            continue;
+        }
+        let at: u64 = r.qname.split('_').nth(1).unwrap().parse().unwrap();
+        assert!(r.flag & 0x2 != 0, "{r:?}");
+        let want = if r.flag & 0x40 != 0 { at } else { at + 364 };
+        assert_eq!(r.pos, want, "{r:?}");
+        assert!(r.mapq >= 20, "{r:?}");
+    }
+    let reads: Vec<FqRead> = lone
+        .into_iter()
+        .enumerate()
+        .map(|(k, seq)| FqRead {
+            name: format!("s{k}"),
+            qual: vec![b'I'; seq.len()],
+            seq,
+        })
+        .collect();
+    let (_, recs) = parse_sam(&map(dir.path(), &reads, &["--local"]));
+    assert!(recs.iter().all(|r| r.flag & 0x4 != 0), "{recs:?}");
+}
+
+/// A short mate found only by rescue, in a window that holds its segment
+/// twice: mate 1 (36 bases) is unique; mate 2 (36 bases, 3 substitutions
+/// spread so that it has no 19-base seed and no placement with 2
+/// mismatches) lies in a tandem duplicate 150 bases long, both copies
+/// inside the insert window. Rescue aligned the first copy it met and mate
+/// 2 kept MAPQ 60 as if it were alone; now the window is searched for a
+/// second copy of a short mate (`mates::other_copies`), the copies tie and
+/// mate 2 gets MAPQ 0, as in bwa mem (36-base chr20 pairs, docs/BENCHMARKS.md,
+/// 2026-11-28 (fifteenth)).
+#[test]
+fn short_mates_rescued_see_a_tandem_copy_in_the_window() {
+    let mut rng = Rng::new(4242);
+    let mut refs: Vec<RefSeq> = (0..2)
+        .map(|c| RefSeq {
+            name: format!("chr{c}"),
+            seq: rng.bases(60_000),
+        })
+        .collect();
+    let flip = |b: u8| if b == b'A' { b'C' } else { b'A' };
+    let mut pairs = Pairs::default();
+    for k in 0..10 {
+        let at = 5_000 + 5_000 * k;
+        // Mate 2's segment and its tandem copy, 150 bases apart.
+        let unit = refs[0].seq[at + 200..at + 350].to_vec();
+        refs[0].seq[at + 350..at + 500].copy_from_slice(&unit);
+        let one = refs[0].seq[at..at + 36].to_vec();
+        let mut two = refs[0].seq[at + 250..at + 286].to_vec();
+        for i in [8, 17, 27] {
+            two[i] = flip(two[i]);
+        }
+        pairs.push(&format!("p{k}_{}", at + 251), one, revcomp(&two));
+    }
+    let dir = indexed(&refs);
+    for mode in ["--local", "--end-to-end"] {
+        let (_, recs) = parse_sam(&map_pairs(
+            dir.path(),
+            &pairs,
+            &[mode, "-I", "200", "-X", "600"],
+        ));
+        let twos: Vec<&SamRec> = recs
+            .iter()
+            .filter(|r| r.flag & 0x900 == 0 && r.flag & 0x80 != 0)
+            .collect();
+        assert_eq!(twos.len(), 10);
+        for r in twos {
+            let at: u64 = r.qname.split('_').nth(1).unwrap().parse().unwrap();
+            assert_eq!(r.rname, "chr0", "{mode}: {r:?}");
+            assert!(r.pos == at || r.pos == at + 150, "{mode}: {r:?}");
+            assert!(r.mapq < 20, "{mode}: {r:?}");
+        }
+    }
+}
+
+/// A short mate found only by rescue whose segment also lies on the other
+/// side of its mate, where the pair would not be proper: mate 1 (36
+/// bases, forward) is unique; mate 2 (36 bases, 3 substitutions: found only
+/// by rescue) lies 250 bases downstream, as `--fr` wants, and an exact copy
+/// of its segment 300 bases upstream of mate 1. Rescue searched both sides
+/// and could meet the upstream copy first (the better, with the read's
+/// errors): mate 2 was placed there, the pair not proper. Now a short
+/// mate is rescued only on the side and within the reach of a proper pair.
+#[test]
+fn short_mates_are_rescued_on_the_proper_side() {
+    let mut rng = Rng::new(77);
+    let mut refs: Vec<RefSeq> = vec![RefSeq {
+        name: "chr0".to_string(),
+        seq: rng.bases(60_000),
+    }];
+    let flip = |b: u8| if b == b'A' { b'C' } else { b'A' };
+    let mut pairs = Pairs::default();
+    for k in 0..10 {
+        let at = 5_000 + 5_000 * k;
+        // The upstream copy of mate 2's segment (as read: its errors too).
+        let mut two = refs[0].seq[at + 250..at + 286].to_vec();
+        for i in [8, 17, 27] {
+            two[i] = flip(two[i]);
+        }
+        refs[0].seq[at - 300..at - 264].copy_from_slice(&two);
+        let one = refs[0].seq[at..at + 36].to_vec();
+        pairs.push(&format!("p{k}_{}", at + 251), one, revcomp(&two));
+    }
+    let dir = indexed(&refs);
+    for mode in ["--local", "--end-to-end"] {
+        let (_, recs) = parse_sam(&map_pairs(
+            dir.path(),
+            &pairs,
+            &[mode, "-I", "200", "-X", "600"],
+        ));
+        let twos: Vec<&SamRec> = recs
+            .iter()
+            .filter(|r| r.flag & 0x900 == 0 && r.flag & 0x80 != 0)
+            .collect();
+        assert_eq!(twos.len(), 10);
+        for r in twos {
+            let at: u64 = r.qname.split('_').nth(1).unwrap().parse().unwrap();
+            assert_eq!(r.pos, at, "{mode}: {r:?}");
+            assert!(r.flag & 0x2 != 0, "{mode}: {r:?}");
+        }
+    }
+}
+
 /// Mate rescue from up to 10 tied alignments of a mate, not only the
 /// first 3: mate 1 matches six identical copies of a segment equally well, and
 /// mate 2 (one substitution in 10: no seed of 19 bases) is found only by

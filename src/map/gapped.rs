@@ -15,7 +15,7 @@ use super::batch::{Found, MapMode, PairWritten};
 use super::config::{MapConfig, PairConfig, Report};
 use super::extend::{Exhaustive, align_reads};
 use super::find::name_hash;
-use super::mates::{PairChoice, choose_pair, rescue, unique_fragment};
+use super::mates::{PairChoice, choose_pair, pair_weak, rescue, unique_fragment};
 use super::record::{Cigar, Mate, Record, Records, Tags};
 use super::select::{primary_of, same_part, second_of, single_mapq, supplementary};
 
@@ -90,7 +90,14 @@ impl MapMode for Gapped<'_> {
         let hash = name_hash(r1.name);
         let lens = (r1.seq.len(), r2.seq.len());
         let ex = [e1.as_ref(), e2.as_ref()];
-        let c = choose_pair(mode, [&a1, &a2], lens, ex, (o, w), hash);
+        let mut c = choose_pair(mode, [&a1, &a2], lens, ex, (o, w), hash);
+        // A short mate under the minimum counts only in a proper pair.
+        if let Some([b1, b2]) = pair_weak(index, mode, [&a1, &a2], [r1, r2], o, w) {
+            let d = choose_pair(mode, [&b1, &b2], lens, ex, (o, w), hash);
+            if d.proper {
+                (a1, a2, c) = (b1, b2, d);
+            }
+        }
         let (mate1, mate2) = self.write_mates(out, (r1, &a1), (r2, &a2), &c, o, w);
         PairWritten {
             mate1,

@@ -13,7 +13,7 @@ use crate::sam::Aligned;
 use crate::seed;
 
 use super::config::PairConfig;
-use super::extend::{Exhaustive, Place, Quals, aligned, dedup, ref_window};
+use super::extend::{Exhaustive, Place, Quals, SHORT_READ, aligned, dedup, ref_window};
 use super::select::{MAPQ_MAX, pair_mapq, primary_of, single_mapq};
 
 /// What an unpaired placement of the mates costs against a proper pair, in
@@ -29,6 +29,23 @@ const RESCUE_SPAN: u64 = 2000;
 /// its true placement and took a wrong one at MAPQ 30; 10 costs 2–9% of
 /// the time of 150-base wgsim pairs (50: up to 27%) for the same placements.
 const RESCUE_FROM: usize = 10;
+
+/// [`RESCUE_FROM`] for a short mate (under [`SHORT_READ`] bases): such
+/// a mate's window is one-sided and its rescue cheap, and a short pair in
+/// a repeat family is often placed right only from one of many copies.
+/// 36-base chr20 pairs, `--local`, MAPQ >= 20 correct (wrong), two sets:
+/// 10 anchors 39,445 (10) and 39,141 (12); 30: 39,476 (2) and 39,167
+/// (11), 1-3% more CPU; 50 (bwa mem's): 39,488 (4) and 39,176 (11), 4-6%.
+const RESCUE_FROM_SHORT: usize = 30;
+
+/// Anchors of a mate tried to rescue a mate of `len` bases.
+fn rescue_from(len: usize) -> usize {
+    if len < SHORT_READ {
+        RESCUE_FROM_SHORT
+    } else {
+        RESCUE_FROM
+    }
+}
 
 /// Pairs considered per mate.
 const PAIR_TOP: usize = 256;
@@ -136,7 +153,7 @@ pub(super) fn fragment_of(
 }
 
 /// Mate rescue: for each of the best alignments of `have`, aligns `seq` in
-/// the insert window around it (both sides, the strand the orientation
+/// the insert window beside it (the side and strand the orientation
 /// wants) unless `other` already has an alignment there; new alignments are
 /// added to `other`.
 #[allow(clippy::too_many_arguments)]
@@ -156,7 +173,7 @@ pub(super) fn rescue(
     // What AS charges a mismatch on each strand (end-to-end's bound).
     let mut pens: [Option<Vec<u8>>; 2] = [None, None];
     let mut added = false;
-    for a in have.iter().take(RESCUE_FROM) {
+    for a in have.iter().take(rescue_from(read.seq.len())) {
         if a.score < have[0].score - 2 * Scoring::of(mode).mismatch {
             break;
         }
@@ -172,8 +189,23 @@ pub(super) fn rescue(
         };
         let contig_len = index.layout.contigs[a.contig as usize].len;
         let span = w.max.min(RESCUE_SPAN);
-        let start = a.pos.saturating_sub(span);
-        let end = (a.end() + span).min(contig_len);
+        // A short mate only on the side where it makes a proper pair with
+        // `a`, as far as the longest fragment reaches (plus the mate's
+        // length on the near side, where it may overlap `a`): a copy of it
+        // on the other side, or past the window, would be found as well as
+        // the true one and pair with nothing. (Longer mates keep both
+        // sides: their output is as before.)
+        let pad = read.seq.len() as u64 + RESCUE_PAD;
+        let (start, end) = if read.seq.len() >= SHORT_READ {
+            (a.pos.saturating_sub(span), (a.end() + span).min(contig_len))
+        } else if mate_downstream(o, a.rev, first_is_have) {
+            (a.pos.saturating_sub(pad), (a.pos + span).min(contig_len))
+        } else {
+            (
+                a.end().saturating_sub(span),
+                (a.end() + pad).min(contig_len),
+            )
+        };
         if start >= end {
             continue;
         }
@@ -194,13 +226,103 @@ pub(super) fn rescue(
         let x = rescue_extend(codes, pens, &window, mode, min)
             .and_then(|e| aligned(codes, &window, at, mode, &quals, min, e));
         if let Some(x) = x {
+            // A short mate's tandem copy in the same window would be
+            // found as well as the true one: it is an alternative (the
+            // pair's MAPQ, XS).
+            let copies = if codes.len() < SHORT_READ {
+                other_copies(codes, &window, at, &x, mode, &quals)
+            } else {
+                Vec::new()
+            };
             other.push(x);
+            other.extend(copies);
             added = true;
         }
     }
     if added {
         dedup(other);
     }
+}
+
+/// Reference bases beyond the mate's length that a rescue window reaches
+/// past the anchor on its near side (a mate may overlap its anchor, with
+/// deletions).
+const RESCUE_PAD: u64 = 32;
+
+/// Whether the mate of an alignment on strand `rev` (of mate 1:
+/// `first`) lies downstream of it in a proper pair of orientation `o`
+/// (see [`crate::pair::fragment`]): `--fr`, the forward mate's; `--rf`, the
+/// reverse mate's; `--ff`, mate 1's when forward, mate 2's when reverse.
+fn mate_downstream(o: Orientation, rev: bool, first: bool) -> bool {
+    match o {
+        Orientation::Fr => !rev,
+        Orientation::Rf => rev,
+        Orientation::Ff => rev != first,
+    }
+}
+
+/// How much worse than the rescued mate, in mismatches, a second copy of
+/// it in the same window is still kept ([`other_copies`]).
+const SECOND_WITHIN_MISMATCHES: i32 = 2;
+
+/// Diagonals [`other_copies`] aligns at most.
+const SECOND_TRIES: usize = 8;
+
+/// The other copies of a short mate in its rescue window, beside the
+/// alignment `x` found there: on the diagonals where one of the read's
+/// four quarters occurs exactly (every copy with at most three
+/// mismatches has one) more than a few bases off `x`'s (a tandem repeat's
+/// unit may be shorter than the read), each aligned in a band around its
+/// diagonal; those scoring at least [`SECOND_WITHIN_MISMATCHES`] below
+/// `x` (all of them: the best may lie where the pair is not proper, a
+/// tie where it is). Copies with more mismatches, or whose quarters all
+/// hold an indel, are not seen.
+fn other_copies(
+    codes: &[u8],
+    window: &[u8],
+    at: Place,
+    x: &Aligned,
+    mode: Mode,
+    quals: &Quals,
+) -> Vec<Aligned> {
+    let m = codes.len();
+    let k = m / 4;
+    if k < 8 {
+        return Vec::new();
+    }
+    let sc = Scoring::of(mode);
+    let min =
+        (x.score - SECOND_WITHIN_MISMATCHES * (sc.matched + sc.mismatch)).max(rescue_min(mode, m));
+    let x_from = (x.pos - at.start) as usize;
+    let band = 8;
+    let mut tried: Vec<usize> = Vec::with_capacity(SECOND_TRIES);
+    let mut found: Vec<Aligned> = Vec::new();
+    for q in (0..4).map(|i| i * k) {
+        for p in memchr::memmem::find_iter(window, &codes[q..q + k]) {
+            let Some(off) = p.checked_sub(q) else {
+                continue;
+            };
+            if off.abs_diff(x_from) <= band || tried.contains(&off) {
+                continue;
+            }
+            if tried.len() == SECOND_TRIES {
+                return found;
+            }
+            tried.push(off);
+            let lo = off.saturating_sub(band);
+            let hi = (off + m + band).min(window.len());
+            let sub = &window[lo..hi];
+            let place = Place {
+                start: at.start + lo as u64,
+                ..at
+            };
+            let y = align::extend(codes, sub, mode)
+                .and_then(|e| aligned(codes, sub, place, mode, quals, min, e))
+                .filter(|y| y.pos.abs_diff(x.pos) > band as u64);
+            found.extend(y);
+        }
+    }
+    found
 }
 
 /// The length of the read's probes that find the diagonals
@@ -287,6 +409,56 @@ fn rescue_min(mode: Mode, len: usize) -> i32 {
     }
 }
 
+/// Mismatches a short mate's placements are searched with when it has
+/// no alignment of its own ([`pair_weak`]).
+const WEAK_K: u8 = 2;
+
+/// A pair with a short mate that has no alignment of its own in
+/// `--local` (a 36-base read with 2 mismatches scores 26, under the
+/// minimum of 30 a read needs alone): that mate's placements with up to
+/// [`WEAK_K`] mismatches scoring at least rescue's least
+/// ([`rescue_min`]: a seed's worth), and rescue from them, count if the
+/// mates then make a proper pair, as bwa mem pairs its mates'
+/// alignments under its `-T`. `a1`, `a2` are the mates' alignments after
+/// rescue; `Some` (the new lists) when a proper pair is found.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn pair_weak(
+    index: &Index,
+    mode: Mode,
+    [a1, a2]: [&[Aligned]; 2],
+    [r1, r2]: [&ReadView<'_>; 2],
+    o: Orientation,
+    w: Window,
+) -> Option<[Vec<Aligned>; 2]> {
+    if mode != Mode::Local {
+        return None;
+    }
+    let weak = |a: &[Aligned], r: &ReadView<'_>| -> Vec<Aligned> {
+        let m = r.seq.len();
+        if !a.is_empty() || !(PROBE..SHORT_READ).contains(&m) {
+            return Vec::new();
+        }
+        super::extend::placements(index, mode, r, WEAK_K, rescue_min(mode, m))
+    };
+    let (w1, w2) = (weak(a1, r1), weak(a2, r2));
+    if w1.is_empty() && w2.is_empty() {
+        return None;
+    }
+    let mut b1 = if w1.is_empty() { a1.to_vec() } else { w1 };
+    let mut b2 = if w2.is_empty() { a2.to_vec() } else { w2 };
+    if a1.is_empty() && !b1.is_empty() {
+        rescue(index, mode, &b1, &mut b2, r2, o, w, true);
+    }
+    if a2.is_empty() && !b2.is_empty() {
+        rescue(index, mode, &b2, &mut b1, r1, o, w, false);
+    }
+    let proper = b1
+        .iter()
+        .take(PAIR_TOP)
+        .any(|x| b2.iter().take(PAIR_TOP).any(|y| w.fits(fragment(x, y, o))));
+    proper.then_some([b1, b2])
+}
+
 pub(super) fn unique_fragment(a1: &[Aligned], a2: &[Aligned], o: Orientation) -> Option<u64> {
     fn unique(a: &[Aligned]) -> Option<&Aligned> {
         match a {
@@ -349,13 +521,34 @@ pub(super) fn choose_pair(
         Some((score, i, j)) => {
             // The next placement of the pair: another proper pair, or the
             // mates apart.
-            let next = pairs
-                .iter()
-                .filter(|p| (p.1, p.2) != (i, j))
-                .map(|p| p.0)
-                .chain(unpaired.filter(|&u| u < score || a1.len() + a2.len() > 2))
-                .max();
-            let qp = i32::from(pair_mapq(mode, score, next));
+            let others = || {
+                pairs
+                    .iter()
+                    .filter(move |p| (p.1, p.2) != (i, j))
+                    .map(|p| p.0)
+                    .chain(unpaired.filter(|&u| u < score || a1.len() + a2.len() > 2))
+            };
+            let next = others().max();
+            // (The count of placements as good as the next one is for
+            // pairs with a short mate: longer pairs keep their MAPQ.)
+            let short = l1.min(l2) < SHORT_READ;
+            // A mate with more alignments as good as its own in this pair
+            // than rescue tried as anchors, where the pair has another
+            // proper placement too (its mate's segment is repeated with
+            // it): each untried one stands for a pair like the next.
+            let untried = |a: &[Aligned], k: usize, other_len: usize| {
+                let t = a.iter().filter(|x| x.score >= a[k].score).count();
+                t.saturating_sub(rescue_from(other_len))
+            };
+            let unseen = if short && pairs.len() > 1 {
+                untried(a1, i, l2) + untried(a2, j, l1)
+            } else {
+                0
+            };
+            let alternatives = others()
+                .filter(|_| short)
+                .chain(next.into_iter().cycle().take(unseen));
+            let qp = i32::from(pair_mapq(mode, score, next, alternatives));
             let s1 = i32::from(single_mapq(mode, l1, a1, i, e1));
             let s2 = i32::from(single_mapq(mode, l2, a2, j, e2));
             let q = |s: i32| s.max(qp.min(s + 40)).clamp(0, i32::from(MAPQ_MAX)) as u8;
@@ -411,6 +604,54 @@ mod tests {
             _ => {}
         }
         r
+    }
+
+    fn at(pos: u64, rev: bool, len: u32, score: i32) -> Aligned {
+        Aligned {
+            contig: 0,
+            pos,
+            rev,
+            score,
+            cigar: vec![(align::Op::Match, len)],
+            nm: 0,
+            md: Vec::new(),
+        }
+    }
+
+    /// A short pair's MAPQ: the pair's margin over the next one (30 per
+    /// mismatch's worth), less `10 log10` of the placements as good as the
+    /// next, where each alignment of a mate as good as its own beyond the
+    /// anchors rescue tried ([`RESCUE_FROM_SHORT`]) counts as one when the pair
+    /// has another proper placement; pairs of longer mates as before.
+    #[test]
+    fn short_pairs_count_the_copies_rescue_did_not_try() {
+        let w = Window { min: 0, max: 700 };
+        let fr = Orientation::Fr;
+        let mapq = |copies: u64, len: u32| {
+            // Mate 1 in `copies` places 10 kb apart; mate 2 beside the
+            // first (1 mismatch) and the second (2 mismatches).
+            let full = len as i32;
+            let a1: Vec<Aligned> = (0..copies)
+                .map(|k| at(1_000 + 10_000 * k, false, len, full))
+                .collect();
+            let a2 = vec![
+                at(1_300, true, len, full - 5),
+                at(11_300, true, len, full - 10),
+            ];
+            let l = len as usize;
+            let c = choose_pair(Mode::Local, [&a1, &a2], (l, l), [None, None], (fr, w), 0);
+            assert!(c.proper);
+            assert_eq!(c.primary, [Some(0), Some(0)]);
+            c.mapq
+        };
+        // The next pair 5 points (a mismatch) below: 30.
+        assert_eq!(mapq(2, 36), [30, 30]);
+        assert_eq!(mapq(30, 36), [30, 30]);
+        // Five copies of mate 1 not tried (30 are for a short mate):
+        // 30 - 10 log10 6.
+        assert_eq!(mapq(35, 36), [22, 22]);
+        // 150-base mates keep the pair's margin alone (and 10 anchors).
+        assert_eq!(mapq(15, 150), [30, 30]);
     }
 
     /// The rescue shortcut and the bounds against their oracle,

@@ -216,13 +216,27 @@ pub fn e2e_cap(len: usize, best: i32) -> f64 {
 
 /// MAPQ of a proper pair scoring `best` against the next placement of the
 /// pair (`None`: there is none): 30 per mismatch's worth of score between
-/// them (bwa mem's 6 per point at its scores), within 0..=60.
-pub(super) fn pair_mapq(mode: Mode, best: i32, next: Option<i32>) -> u8 {
+/// them (bwa mem's 6 per point at its scores), less `10 log10 n` where `n`
+/// counts the other placements (`others`, scores) as the next one, each
+/// weighted by that phred scale's chance beside it (one alternative just
+/// below the next one counts nearly 1, one a mismatch below 0.001): the
+/// chance that the pair is wrong grows with the number of placements
+/// nearly as good (bwa mem's `4.343 ln(n_sub + 1)`); within 0..=60.
+pub(super) fn pair_mapq(
+    mode: Mode,
+    best: i32,
+    next: Option<i32>,
+    others: impl Iterator<Item = i32>,
+) -> u8 {
     let Some(next) = next else {
         return MAPQ_MAX;
     };
     let sc = Scoring::of(mode);
-    let q = 30.0 * f64::from(best - next) / f64::from(sc.matched + sc.mismatch);
+    let per_point = 30.0 / f64::from(sc.matched + sc.mismatch);
+    let n: f64 = others
+        .map(|s| 10f64.powf(-per_point * f64::from(next - s) / 10.0))
+        .sum();
+    let q = per_point * f64::from(best - next) - 10.0 * n.max(1.0).log10();
     q.round().clamp(0.0, f64::from(MAPQ_MAX)) as u8
 }
 
@@ -505,6 +519,28 @@ mod tests {
             nm,
             phred,
         }
+    }
+
+    /// The pair's MAPQ: 30 per mismatch's worth over the next placement
+    /// (bwa mem's 6 per point in `--local`), less `10 log10 n` for `n`
+    /// placements as good as the next one, those below it weighted by the
+    /// same scale (a mismatch below counts 0.001).
+    #[test]
+    fn pair_mapq_counts_the_placements_as_good_as_the_next() {
+        let l = Mode::Local;
+        assert_eq!(pair_mapq(l, 72, None, std::iter::empty()), 60);
+        assert_eq!(pair_mapq(l, 72, Some(67), std::iter::empty()), 30);
+        assert_eq!(pair_mapq(l, 72, Some(67), [67].into_iter()), 30);
+        assert_eq!(pair_mapq(l, 72, Some(72), [72, 72].into_iter()), 0);
+        // Ten placements a mismatch below: 30 - 10.
+        assert_eq!(pair_mapq(l, 72, Some(67), [67; 10].into_iter()), 20);
+        // Twenty-seven: under 20, as bwa mem's 30 - 4.343 ln 28.
+        assert_eq!(pair_mapq(l, 72, Some(67), [67; 27].into_iter()), 16);
+        // One more a mismatch below the next one barely counts.
+        assert_eq!(pair_mapq(l, 72, Some(67), [67, 62].into_iter()), 30);
+        // End to end a mismatch's worth is 6 points.
+        let e = Mode::EndToEnd;
+        assert_eq!(pair_mapq(e, -6, Some(-12), [-12, -12].into_iter()), 27);
     }
 
     #[test]

@@ -15,10 +15,52 @@ mod short;
 
 pub(super) use place::{Place, Quals, aligned, dedup, extend_at, read_span};
 use place::{ref_at, skip_before};
+pub(super) use short::SHORT_READ;
 pub(super) use short::{
     Exhaustive, Located, aligned_phred, best_errors, exhaustive_k, mismatch_phred, near,
 };
-use short::{QUAL_ABSENT, SHORT_MIN, SHORT_READ, Whole, exhaustive_search, located, wide_anchors};
+use short::{QUAL_ABSENT, SHORT_MIN, Whole, exhaustive_search, located, wide_anchors};
+
+/// A short read's ungapped placements with at most `k` mismatches (the
+/// exhaustive search, up to its cap), each aligned in a band around it,
+/// those scoring at least `min`, best first: for a mate whose alignments
+/// all fell under the minimum a read needs alone (`mates::pair_weak`).
+pub(super) fn placements(
+    index: &Index,
+    mode: Mode,
+    read: &ReadView<'_>,
+    k: u8,
+    min: i32,
+) -> Vec<Aligned> {
+    let fwd = dna::codes(read.seq);
+    let rc = dna::reverse_complement(&fwd);
+    let codes = [[fwd, rc]];
+    let fm = index.fm();
+    let quals = Quals::new(read.qual, mode);
+    let m = read.seq.len() as u64;
+    let mut out = Vec::new();
+    for (_, _, hits, _) in exhaustive_search(index, &fm, &codes, &[(0, k)]) {
+        for h in hits {
+            let contig_len = index.layout.contigs[h.contig as usize].len;
+            let start = h.rpos.saturating_sub(BAND);
+            let end = (h.rpos + m + BAND).min(contig_len);
+            if start >= end {
+                continue;
+            }
+            let window = ref_window(index, h.contig, start, end);
+            let at = Place {
+                contig: h.contig,
+                start,
+                rev: h.rev,
+                skip: 0,
+            };
+            let codes = &codes[0][usize::from(h.rev)];
+            out.extend(extend_at(codes, &window, at, mode, &quals, min));
+        }
+    }
+    dedup(&mut out);
+    out
+}
 
 /// Reference bases added on each side of a chain's diagonal: the longest
 /// net indel an alignment can have.
