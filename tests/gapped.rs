@@ -930,30 +930,19 @@ fn short_fragments_with_adapters_pair() {
 #[test]
 fn short_mates_under_the_minimum_pair() {
     let mut rng = Rng::new(99);
-    let refs: Vec<RefSeq> = vec![RefSeq {
-        name: "chr0".to_string(),
-        seq: rng.bases(60_000),
-    }];
-    let flip = |b: u8| if b == b'A' { b'C' } else { b'A' };
+    let refs = random_contigs(&mut rng, 1, 60_000);
     let mut pairs = Pairs::default();
     for k in 0..10 {
         let at = 5_000 + 5_000 * k;
-        let mut one = refs[0].seq[at..at + 36].to_vec();
-        let mut two = refs[0].seq[at + 364..at + 400].to_vec();
-        for i in [10, 25] {
-            one[i] = flip(one[i]);
-            two[i] = flip(two[i]);
-        }
+        let one = substituted(&refs[0].seq[at..at + 36], &[10, 25]);
+        let two = substituted(&refs[0].seq[at + 364..at + 400], &[10, 25]);
         pairs.push(&format!("p{k}_{}", at + 1), one, revcomp(&two));
     }
     // Mate 1 alike with a mate 2 from nowhere: it stays unmapped.
     let mut lone = Vec::new();
     for k in 0..5 {
         let at = 7_500 + 5_000 * k;
-        let mut one = refs[0].seq[at..at + 36].to_vec();
-        for i in [10, 25] {
-            one[i] = flip(one[i]);
-        }
+        let one = substituted(&refs[0].seq[at..at + 36], &[10, 25]);
         lone.push(one.clone());
         pairs.push(&format!("x{k}_{}", at + 1), one, rng.bases(36));
     }
@@ -989,6 +978,13 @@ fn short_mates_under_the_minimum_pair() {
     assert!(recs.iter().all(|r| r.flag & 0x4 != 0), "{recs:?}");
 }
 
+/// The primary records of second mates.
+fn second_mates(recs: &[SamRec]) -> Vec<&SamRec> {
+    recs.iter()
+        .filter(|r| r.flag & 0x900 == 0 && r.flag & 0x80 != 0)
+        .collect()
+}
+
 /// A short mate found only by rescue, in a window that holds its segment
 /// twice: mate 1 (36 bases) is unique; mate 2 (36 bases, 3 substitutions
 /// spread so that it has no 19-base seed and no placement with 2
@@ -1001,13 +997,7 @@ fn short_mates_under_the_minimum_pair() {
 #[test]
 fn short_mates_rescued_see_a_tandem_copy_in_the_window() {
     let mut rng = Rng::new(4242);
-    let mut refs: Vec<RefSeq> = (0..2)
-        .map(|c| RefSeq {
-            name: format!("chr{c}"),
-            seq: rng.bases(60_000),
-        })
-        .collect();
-    let flip = |b: u8| if b == b'A' { b'C' } else { b'A' };
+    let mut refs = random_contigs(&mut rng, 2, 60_000);
     let mut pairs = Pairs::default();
     for k in 0..10 {
         let at = 5_000 + 5_000 * k;
@@ -1015,10 +1005,7 @@ fn short_mates_rescued_see_a_tandem_copy_in_the_window() {
         let unit = refs[0].seq[at + 200..at + 350].to_vec();
         refs[0].seq[at + 350..at + 500].copy_from_slice(&unit);
         let one = refs[0].seq[at..at + 36].to_vec();
-        let mut two = refs[0].seq[at + 250..at + 286].to_vec();
-        for i in [8, 17, 27] {
-            two[i] = flip(two[i]);
-        }
+        let two = substituted(&refs[0].seq[at + 250..at + 286], &[8, 17, 27]);
         pairs.push(&format!("p{k}_{}", at + 251), one, revcomp(&two));
     }
     let dir = indexed(&refs);
@@ -1028,10 +1015,7 @@ fn short_mates_rescued_see_a_tandem_copy_in_the_window() {
             &pairs,
             &[mode, "-I", "200", "-X", "600"],
         ));
-        let twos: Vec<&SamRec> = recs
-            .iter()
-            .filter(|r| r.flag & 0x900 == 0 && r.flag & 0x80 != 0)
-            .collect();
+        let twos = second_mates(&recs);
         assert_eq!(twos.len(), 10);
         for r in twos {
             let at: u64 = r.qname.split('_').nth(1).unwrap().parse().unwrap();
@@ -1053,19 +1037,12 @@ fn short_mates_rescued_see_a_tandem_copy_in_the_window() {
 #[test]
 fn short_mates_are_rescued_on_the_proper_side() {
     let mut rng = Rng::new(77);
-    let mut refs: Vec<RefSeq> = vec![RefSeq {
-        name: "chr0".to_string(),
-        seq: rng.bases(60_000),
-    }];
-    let flip = |b: u8| if b == b'A' { b'C' } else { b'A' };
+    let mut refs = random_contigs(&mut rng, 1, 60_000);
     let mut pairs = Pairs::default();
     for k in 0..10 {
         let at = 5_000 + 5_000 * k;
         // The upstream copy of mate 2's segment (as read: its errors too).
-        let mut two = refs[0].seq[at + 250..at + 286].to_vec();
-        for i in [8, 17, 27] {
-            two[i] = flip(two[i]);
-        }
+        let two = substituted(&refs[0].seq[at + 250..at + 286], &[8, 17, 27]);
         refs[0].seq[at - 300..at - 264].copy_from_slice(&two);
         let one = refs[0].seq[at..at + 36].to_vec();
         pairs.push(&format!("p{k}_{}", at + 251), one, revcomp(&two));
@@ -1077,10 +1054,7 @@ fn short_mates_are_rescued_on_the_proper_side() {
             &pairs,
             &[mode, "-I", "200", "-X", "600"],
         ));
-        let twos: Vec<&SamRec> = recs
-            .iter()
-            .filter(|r| r.flag & 0x900 == 0 && r.flag & 0x80 != 0)
-            .collect();
+        let twos = second_mates(&recs);
         assert_eq!(twos.len(), 10);
         for r in twos {
             let at: u64 = r.qname.split('_').nth(1).unwrap().parse().unwrap();

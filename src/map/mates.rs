@@ -13,7 +13,7 @@ use crate::sam::Aligned;
 use crate::seed;
 
 use super::config::PairConfig;
-use super::extend::{Exhaustive, Place, Quals, SHORT_READ, aligned, dedup, ref_window};
+use super::extend::{Exhaustive, Place, Quals, SHORT_READ, aligned, dedup, extend_at, ref_window};
 use super::select::{MAPQ_MAX, pair_mapq, primary_of, single_mapq};
 
 /// What an unpaired placement of the mates costs against a proper pair, in
@@ -316,8 +316,7 @@ fn other_copies(
                 start: at.start + lo as u64,
                 ..at
             };
-            let y = align::extend(codes, sub, mode)
-                .and_then(|e| aligned(codes, sub, place, mode, quals, min, e))
+            let y = extend_at(codes, sub, place, mode, quals, min)
                 .filter(|y| y.pos.abs_diff(x.pos) > band as u64);
             found.extend(y);
         }

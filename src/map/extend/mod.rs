@@ -41,13 +41,9 @@ pub(super) fn placements(
     let mut out = Vec::new();
     for (_, _, hits, _) in exhaustive_search(index, &fm, &codes, &[(0, k)]) {
         for h in hits {
-            let contig_len = index.layout.contigs[h.contig as usize].len;
-            let start = h.rpos.saturating_sub(BAND);
-            let end = (h.rpos + m + BAND).min(contig_len);
-            if start >= end {
+            let Some((start, window)) = band_window(index, h.contig, h.rpos as i64, m) else {
                 continue;
-            }
-            let window = ref_window(index, h.contig, start, end);
+            };
             let at = Place {
                 contig: h.contig,
                 start,
@@ -91,6 +87,17 @@ const PAIRED_MAX_OCC: u64 = 50;
 /// Reference codes (0..=3, 4 in holes) of `contig` over `start..end`.
 pub(super) fn ref_window(index: &Index, contig: u32, start: u64, end: u64) -> Vec<u8> {
     index.codes(contig, start, end)
+}
+
+/// The window of `contig` around the diagonal `diag` (contig position
+/// minus read position) of a read of `m` bases, [`BAND`] bases wider on
+/// each side and cut at the contig's ends: its first position and codes
+/// (`None` where nothing of it lies on the contig).
+fn band_window(index: &Index, contig: u32, diag: i64, m: u64) -> Option<(u64, Vec<u8>)> {
+    let contig_len = index.layout.contigs[contig as usize].len;
+    let start = (diag - BAND as i64).max(0) as u64;
+    let end = ((diag + m as i64 + BAND as i64).max(0) as u64).min(contig_len);
+    (start < end).then(|| (start, ref_window(index, contig, start, end)))
 }
 
 /// Seeds searched in lockstep (see [`seed::greedy_seeds_many`]).
@@ -513,14 +520,10 @@ fn align_seeded(
             let at = match loci[..prior].iter().position(|l| l.key == key) {
                 Some(at) => at,
                 None => {
-                    let contig_len = index.layout.contigs[a.contig as usize].len;
                     let diag = a.diagonal();
-                    let start = (diag - BAND as i64).max(0) as u64;
-                    let end = ((diag + m as i64 + BAND as i64).max(0) as u64).min(contig_len);
-                    if start >= end {
+                    let Some((start, window)) = band_window(index, a.contig, diag, m as u64) else {
                         continue;
-                    }
-                    let window = ref_window(index, a.contig, start, end);
+                    };
                     // The read's base 0 faces window[diag - start] (none of
                     // it is skipped where diag >= 0).
                     let diagonal = (diag >= 0)
